@@ -1,0 +1,37 @@
+"""``mini-codex`` entry point: the typer application and its sub-command groups."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from mini_codex import __version__
+
+app = typer.Typer(
+    name="mini-codex",
+    help="A Python coding-agent runtime built on the contracts of OpenAI Codex.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"mini-codex {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """A Python coding-agent runtime built on the contracts of OpenAI Codex."""

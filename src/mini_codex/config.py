@@ -1,0 +1,155 @@
+"""Configuration: a Codex-shaped ``config.toml`` plus ``-c key=value`` overrides.
+
+Pure: this module parses text it is given; ``cli/`` finds and reads the file and the environment.
+Unknown keys are kept and reported (never fatal), so a config written for the Codex CLI loads too.
+Malformed TOML, a bad override or a value of the wrong type raise ``ConfigError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mini_codex.errors import ConfigError
+
+SandboxModeName = Literal["read-only", "workspace-write", "danger-full-access"]
+ApprovalPolicyName = Literal["untrusted", "on-failure", "on-request", "never"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class ModelProviderConfig(_Section):
+    """One ``[model_providers.NAME]`` table."""
+
+    name: str | None = None
+    base_url: str | None = None
+    env_key: str | None = None
+    """Environment variable holding the API key; without it no key is required."""
+    wire_api: Literal["responses", "chat"] = "responses"
+    http_headers: dict[str, str] = Field(default_factory=dict)
+    query_params: dict[str, str] = Field(default_factory=dict)
+    request_max_retries: int = 4
+    stream_max_retries: int = 5
+    stream_idle_timeout_ms: int = 300_000
+
+
+class SandboxWorkspaceWrite(_Section):
+    writable_roots: tuple[str, ...] = ()
+    network_access: bool = False
+
+
+class RolloutConfig(_Section):
+    fsync_at_turn_end: bool = True
+    fsync_on_shutdown: bool = True
+    checkpoint_every_items: int = 2000
+    checkpoint_every_bytes: int = 16 * 1024 * 1024
+
+
+class WorkspaceConfig(_Section):
+    persist_cap: int = 2000
+    """At most this many paths are persisted in the rollout's ``workspace`` snapshot."""
+    render_cap: int = 100
+    """At most this many added/removed paths are listed to the model per update."""
+
+
+class Config(_Section):
+    """The effective configuration (file + overrides)."""
+
+    model: str = "gpt-5.1-codex"
+    model_provider: str = "openai"
+    model_providers: dict[str, ModelProviderConfig] = Field(default_factory=dict)
+    model_reasoning_effort: str | None = None
+    model_reasoning_summary: str | None = None
+    approval_policy: ApprovalPolicyName = "never"
+    sandbox_mode: SandboxModeName = "workspace-write"
+    sandbox_workspace_write: SandboxWorkspaceWrite = Field(default_factory=SandboxWorkspaceWrite)
+    project_doc_max_bytes: int = 32 * 1024
+    project_root_markers: tuple[str, ...] = (".git",)
+    shell_timeout_ms: int = 10_000
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def unknown_keys(self) -> list[str]:
+        """Dotted names of keys this version does not know (reported, not fatal)."""
+        found: list[str] = []
+        _collect_unknown(self, "", found)
+        return found
+
+
+def _collect_unknown(model: BaseModel, prefix: str, found: list[str]) -> None:
+    for key in model.model_extra or {}:
+        found.append(prefix + key)
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            _collect_unknown(value, f"{prefix}{name}.", found)
+        elif isinstance(value, dict):
+            for sub_key, sub in value.items():
+                if isinstance(sub, BaseModel):
+                    _collect_unknown(sub, f"{prefix}{name}.{sub_key}.", found)
+
+
+def parse_toml(text: str, *, source: str = "config.toml") -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from exc
+
+
+def parse_override(assignment: str) -> tuple[list[str], Any]:
+    """Parse ``key.path=value``; the value is TOML when it parses as TOML, else a plain string."""
+    key, sep, raw = assignment.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"bad -c override {assignment!r}: expected key=value")
+    path = [part.strip() for part in key.split(".")]
+    if any(not part for part in path):
+        raise ConfigError(f"bad -c override {assignment!r}: empty key segment")
+    raw = raw.strip()
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return path, value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Return a copy of ``data`` with each ``key=value`` override set (nested tables created)."""
+    result = _deep_copy(data)
+    for assignment in overrides:
+        path, value = parse_override(assignment)
+        node = result
+        for part in path[:-1]:
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            elif not isinstance(child, dict):
+                raise ConfigError(
+                    f"bad -c override {assignment!r}: {part!r} is not a table in the config"
+                )
+            node = child
+        node[path[-1]] = value
+    return result
+
+
+def _deep_copy(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in data.items()}
+
+
+def load_config(
+    text: str | None, overrides: list[str] | None = None, *, source: str = "config.toml"
+) -> Config:
+    """Build the effective config from file text (or None) and ``-c`` overrides."""
+    data = parse_toml(text, source=source) if text is not None else {}
+    data = apply_overrides(data, overrides or [])
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise ConfigError(f"{source}: {where}: {first['msg']}") from exc
