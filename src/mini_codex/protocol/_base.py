@@ -1,8 +1,9 @@
 """Base class shared by every wire/persisted model.
 
-Wire models keep unknown fields (``extra="allow"``) so a value read from a rollout written by a newer
-Codex serializes back to equal JSON. ``to_json()`` dumps exactly the fields that were given (or set by
-a constructor) plus the ``type`` tag, so explicit nulls survive and unset optionals stay absent.
+Wire models keep unknown fields (``extra="allow"``) so a value read from a rollout written by a
+newer Codex serializes back to equal JSON. ``to_json()`` dumps exactly the fields that were given
+(or set by a constructor) plus the ``type`` tag, so explicit nulls survive and unset optionals stay
+absent.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Discriminator, Tag, TypeAdapter
+from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from mini_codex.protocol._base import WireModel
 
@@ -70,7 +70,7 @@ class Reasoning(WireModel):
     """A reasoning item; ``encrypted_content`` is carried back verbatim with ``store=false``."""
 
     type: Literal["reasoning"] = "reasoning"
-    summary: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = Field(default_factory=list)
     content: list[dict[str, Any]] | None = None
     encrypted_content: str | None = None
     id: str | None = None

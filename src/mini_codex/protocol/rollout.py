@@ -4,8 +4,8 @@ Kinds modelled here: ``session_meta``, ``response_item``, ``turn_context``, ``wo
 ``compacted`` and ``event_msg``. Any other kind decodes to ``UnknownLine`` and is kept verbatim.
 Extra top-level keys (``ordinal``, ``metadata``) are preserved.
 
-``MINI_CODEX_SCHEMA`` is the version we write into ``session_meta.mini_codex_schema``; readers refuse
-newer versions. Every version ever written has a summary in ``SCHEMA_VERSION_SUMMARIES``.
+``MINI_CODEX_SCHEMA`` is the version we write into ``session_meta.mini_codex_schema``; readers
+refuse newer versions. Every version ever written has a summary in ``SCHEMA_VERSION_SUMMARIES``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from mini_codex.protocol.items import ResponseItem
 MINI_CODEX_SCHEMA = 1
 
 SCHEMA_VERSION_SUMMARIES: dict[int, str] = {
-    1: "Codex line shape; world_state {full, state}; checkpoints as compacted with an empty message "
-    "and a full replacement_history, followed by a full world_state.",
+    1: "Codex line shape; world_state {full, state}; checkpoints as compacted with an empty "
+    "message and a full replacement_history, followed by a full world_state.",
 }
 
 if max(SCHEMA_VERSION_SUMMARIES) != MINI_CODEX_SCHEMA:  # pragma: no cover - developer error
@@ -69,7 +69,7 @@ class TurnContextItem(WireModel):
 
 
 class WorldStateItem(WireModel):
-    """``world_state`` payload: a full snapshot or an RFC 7396 merge patch; ``state`` is an object."""
+    """``world_state`` payload: a full snapshot or an RFC 7396 merge patch (an object)."""
 
     full: bool
     state: dict[str, Any]

@@ -13,7 +13,10 @@ Role: TypeAlias = Literal["user", "developer"]
 
 
 def markers_match(start: str, end: str, text: str) -> bool:
-    """Prefix/suffix marker test, ASCII case-insensitive, after trimming; empty markers never match."""
+    """Prefix/suffix marker test, ASCII case-insensitive, after trimming.
+
+    Empty markers never match.
+    """
     if not start or not end:
         return False
     head = text.lstrip()

@@ -135,7 +135,7 @@ class Section(ABC, Generic[S]):
 
     @classmethod
     def has_retained_fragment_matcher(cls) -> bool:
-        """If true, a persisted snapshot is trusted only while history retains a matching fragment."""
+        """If true, a persisted snapshot is trusted only while history retains a fragment."""
         return False
 
     @classmethod
