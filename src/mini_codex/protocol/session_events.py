@@ -1,0 +1,121 @@
+"""Events of the session event stream that are never persisted in a rollout.
+
+The session emits one ordered stream of events (``SessionEvent``): the persisted Codex events of
+``events.py`` (``task_started``, ``task_complete``, ``turn_aborted``, ``user_message``,
+``agent_message``, ``token_count``) plus the live-only events below. Every event is a
+``WireModel`` so ``--json`` can print it as one JSON line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+from mini_codex.protocol._base import WireModel
+from mini_codex.protocol.events import (
+    AgentMessageEvent,
+    TaskComplete,
+    TaskStarted,
+    TokenCount,
+    TurnAborted,
+    UserMessageEvent,
+)
+
+
+class SessionConfigured(WireModel):
+    type: Literal["session_configured"] = "session_configured"
+    session_id: str
+    model: str
+    cwd: str
+    rollout_path: str | None = None
+    resumed: bool = False
+
+
+class StepStarted(WireModel):
+    """A step was captured and its request is about to be sent."""
+
+    type: Literal["step_started"] = "step_started"
+    turn_id: str
+    step_id: str
+    sequence: int
+    world_state_changed: tuple[str, ...] = ()
+
+
+class AgentMessageDelta(WireModel):
+    type: Literal["agent_message_delta"] = "agent_message_delta"
+    delta: str
+
+
+class ReasoningDelta(WireModel):
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    delta: str
+
+
+class ItemCompleted(WireModel):
+    """A response item was recorded into history."""
+
+    type: Literal["item_completed"] = "item_completed"
+    turn_id: str
+    item: dict[str, Any]
+
+
+class ToolCallBegin(WireModel):
+    type: Literal["tool_call_begin"] = "tool_call_begin"
+    call_id: str
+    name: str
+    step_id: str
+    payload: str
+
+
+class ToolCallEnd(WireModel):
+    type: Literal["tool_call_end"] = "tool_call_end"
+    call_id: str
+    name: str
+    output: str
+    success: bool | None = None
+    duration_s: float = 0.0
+
+
+class StreamErrorEvent(WireModel):
+    """A retryable model error; the request is retried ("Reconnecting... n/max")."""
+
+    type: Literal["stream_error"] = "stream_error"
+    message: str
+    attempt: int
+    max_retries: int
+    delay_s: float
+
+
+class ErrorEvent(WireModel):
+    type: Literal["error"] = "error"
+    message: str
+    turn_id: str | None = None
+
+
+class WarningEvent(WireModel):
+    type: Literal["warning"] = "warning"
+    message: str
+
+
+class ShutdownComplete(WireModel):
+    type: Literal["shutdown_complete"] = "shutdown_complete"
+
+
+SessionEvent: TypeAlias = (
+    SessionConfigured
+    | TaskStarted
+    | TaskComplete
+    | TurnAborted
+    | UserMessageEvent
+    | AgentMessageEvent
+    | TokenCount
+    | StepStarted
+    | AgentMessageDelta
+    | ReasoningDelta
+    | ItemCompleted
+    | ToolCallBegin
+    | ToolCallEnd
+    | StreamErrorEvent
+    | ErrorEvent
+    | WarningEvent
+    | ShutdownComplete
+)
