@@ -1,0 +1,153 @@
+"""``ContextManager``: the in-memory model history and its world-state baseline (spec §3).
+
+What belongs here: the retained history items (oldest to newest), the world-state baseline
+("the world state most recently appended to model-visible history") and the rules tying them
+together: appends keep the baseline, every rewrite of history clears it (DESIGN I4), and
+:meth:`ContextManager.update_world_state` turns a world state into fragments plus the rollout
+item to record (a FULL snapshot when there is no baseline, DESIGN I3). What does not: turning
+fragments into messages (``world_state.messages``), writing rollouts (the recorder), and prompt
+normalization (``normalize.py``, used by :meth:`ContextManager.for_prompt`).
+
+The caller keeps the ordering invariant (DESIGN I1): record the messages made from the returned
+fragments into history, then write the returned ``world_state`` item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mini_codex.context.normalize import normalize_history, paired_call_id
+from mini_codex.protocol.items import InputText, Message, ResponseItem
+from mini_codex.protocol.rollout import WorldStateItem
+from mini_codex.world_state.fragment import Fragment
+from mini_codex.world_state.snapshot import WorldStateSnapshot
+from mini_codex.world_state.state import WorldState
+
+__all__ = ["AGENTS_MD_PREFIX", "ContextManager", "is_user_turn_start"]
+
+AGENTS_MD_PREFIX = "# AGENTS.md instructions"
+"""How an AGENTS.md user-instructions message starts (it is context, not user input)."""
+
+
+def is_user_turn_start(item: ResponseItem) -> bool:
+    """Whether ``item`` is user input that starts a user turn.
+
+    That is a ``user`` message that is not a contextual fragment. The test is deliberately
+    simple: the first ``input_text`` item, with leading whitespace removed, starts neither with
+    ``<`` (``<environment_context>``, ``<user_instructions>``, ``<turn_aborted>``, ...) nor with
+    ``# AGENTS.md instructions`` (ASCII case-insensitive). A user message without any
+    ``input_text`` item (only images) is user input.
+    """
+    if not isinstance(item, Message) or item.role != "user":
+        return False
+    for part in item.content:
+        if isinstance(part, InputText):
+            text = part.text.lstrip()
+            return not (
+                text.startswith("<")
+                or text[: len(AGENTS_MD_PREFIX)].lower() == AGENTS_MD_PREFIX.lower()
+            )
+    return True
+
+
+class ContextManager:
+    """Retained model history, oldest to newest, plus the world-state baseline.
+
+    Items are frozen pydantic models; the manager never modifies them, and ``items`` /
+    ``for_prompt()`` return new sequences.
+    """
+
+    def __init__(
+        self,
+        items: Iterable[ResponseItem] = (),
+        *,
+        world_state_baseline: WorldStateSnapshot | None = None,
+    ) -> None:
+        self._items: list[ResponseItem] = list(items)
+        self._baseline = world_state_baseline
+
+    # --- reading ----------------------------------------------------------------------------
+
+    @property
+    def items(self) -> tuple[ResponseItem, ...]:
+        """The retained history as stored (not normalized), oldest first."""
+        return tuple(self._items)
+
+    @property
+    def world_state_baseline(self) -> WorldStateSnapshot | None:
+        """The world state most recently appended to model-visible history, if known."""
+        return self._baseline
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def for_prompt(self) -> list[ResponseItem]:
+        """The history to send to the model: normalized, stored items left untouched."""
+        return normalize_history(self._items)
+
+    # --- appending (keeps the baseline) -----------------------------------------------------
+
+    def record_items(self, items: Iterable[ResponseItem]) -> None:
+        """Append items to history. Never touches the baseline."""
+        self._items.extend(items)
+
+    # --- rewriting (clears the baseline) ----------------------------------------------------
+
+    def replace(self, items: Iterable[ResponseItem]) -> None:
+        """Replace the whole history (compaction, resume install, rollback); clears the baseline."""
+        self._items = list(items)
+        self._baseline = None
+
+    def remove_first_item(self) -> ResponseItem | None:
+        """Drop the oldest item (and the other half of its call/output pair); clears the baseline.
+
+        Returns the removed item, or ``None`` when history was empty.
+        """
+        self._baseline = None
+        if not self._items:
+            return None
+        removed = self._items.pop(0)
+        key = paired_call_id(removed)
+        if key is not None:
+            self._items = [item for item in self._items if paired_call_id(item) != key]
+        return removed
+
+    def drop_last_n_user_turns(self, n: int) -> None:
+        """Cut history before the n-th last user turn (see ``is_user_turn_start``).
+
+        When ``n`` is at least the number of user turns, everything from the first user turn on
+        is dropped and the context before it is kept. ``n <= 0`` or no user turn keeps
+        everything. Always ends with ``replace``, so the baseline is cleared in every case.
+        """
+        starts = [index for index, item in enumerate(self._items) if is_user_turn_start(item)]
+        keep = len(self._items)
+        if n > 0 and starts:
+            keep = starts[0] if n >= len(starts) else starts[-n]
+        self.replace(self._items[:keep])
+
+    # --- world-state baseline ---------------------------------------------------------------
+
+    def set_world_state_baseline(self, snapshot: WorldStateSnapshot | None) -> None:
+        """Install a baseline directly (full initial context, steps, compaction, resume)."""
+        self._baseline = snapshot
+
+    def update_world_state(
+        self, world_state: WorldState
+    ) -> tuple[list[Fragment], WorldStateItem | None]:
+        """The history-aware diff of ``world_state`` and the rollout item describing it.
+
+        Fragments come from ``render_history_diff`` against the baseline and all retained
+        history. The item is a FULL snapshot when there was no baseline (even if nothing was
+        rendered), otherwise the merge patch from the baseline, or ``None`` if unchanged. The
+        baseline is replaced by the new snapshot in every case.
+        """
+        snapshot = world_state.snapshot()
+        fragments = world_state.render_history_diff(self._baseline, self._items)
+        item: WorldStateItem | None
+        if self._baseline is None:
+            item = WorldStateItem(full=True, state=snapshot.to_json())
+        else:
+            patch = snapshot.merge_patch_from(self._baseline)
+            item = None if patch is None else WorldStateItem(full=False, state=patch)
+        self._baseline = snapshot
+        return fragments, item

@@ -1,0 +1,100 @@
+"""History normalization for prompts: every tool call answered, no orphan outputs.
+
+What belongs here: pure functions that turn the stored history into a valid model input without
+touching the stored items (upstream ``context_manager/normalize.rs``). A tool call left without
+an output (the process was killed mid-command, the turn was interrupted) gets a synthetic
+``aborted`` output right after it; an output whose call is gone (trimmed, compacted) is dropped.
+The synthetic outputs exist only in the prompt: they are never written back to history or to the
+rollout. What does not: truncation and compaction (their own modules), recording (``history.py``).
+
+Pairing is by ``call_id`` and kind: a ``function_call`` is answered by a
+``function_call_output``, a ``custom_tool_call`` by a ``custom_tool_call_output``. A
+``local_shell_call`` item (kept as ``UnknownItem``, from rollouts of the Codex CLI) counts as a
+function call: ``function_call_output`` answers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mini_codex.protocol.items import (
+    CustomToolCall,
+    CustomToolCallOutput,
+    FunctionCall,
+    FunctionCallOutput,
+    ResponseItem,
+    UnknownItem,
+)
+
+__all__ = ["ABORTED_OUTPUT", "normalize_history", "paired_call_id"]
+
+ABORTED_OUTPUT = "aborted"
+"""The output text synthesized for a tool call that never got an answer."""
+
+_FUNCTION = "function"
+_CUSTOM = "custom"
+
+
+def _call_key(item: ResponseItem) -> tuple[str, str] | None:
+    """(kind, call_id) if ``item`` is a tool call."""
+    if isinstance(item, FunctionCall):
+        return (_FUNCTION, item.call_id)
+    if isinstance(item, CustomToolCall):
+        return (_CUSTOM, item.call_id)
+    if isinstance(item, UnknownItem) and item.type == "local_shell_call":
+        call_id = getattr(item, "call_id", None)
+        if isinstance(call_id, str):
+            return (_FUNCTION, call_id)
+    return None
+
+
+def _output_key(item: ResponseItem) -> tuple[str, str] | None:
+    """(kind, call_id) if ``item`` is a tool output."""
+    if isinstance(item, FunctionCallOutput):
+        return (_FUNCTION, item.call_id)
+    if isinstance(item, CustomToolCallOutput):
+        return (_CUSTOM, item.call_id)
+    return None
+
+
+def paired_call_id(item: ResponseItem) -> tuple[str, str] | None:
+    """The (kind, call_id) pairing key of a tool call or tool output, else ``None``.
+
+    A call and the output that answers it have the same key.
+    """
+    return _call_key(item) or _output_key(item)
+
+
+def _aborted_output(kind: str, call_id: str) -> ResponseItem:
+    if kind == _CUSTOM:
+        return CustomToolCallOutput(call_id=call_id, output=ABORTED_OUTPUT)
+    return FunctionCallOutput(call_id=call_id, output=ABORTED_OUTPUT)
+
+
+def normalize_history(items: Sequence[ResponseItem]) -> list[ResponseItem]:
+    """A new list in which every tool call has an output and every output has its call.
+
+    Orphan calls get an ``aborted`` output inserted immediately after them; orphan outputs are
+    dropped. Everything else keeps its order. ``items`` is not modified.
+    """
+    calls: set[tuple[str, str]] = set()
+    outputs: set[tuple[str, str]] = set()
+    for item in items:
+        if (key := _call_key(item)) is not None:
+            calls.add(key)
+        elif (key := _output_key(item)) is not None:
+            outputs.add(key)
+    if calls == outputs:
+        return list(items)
+    normalized: list[ResponseItem] = []
+    for item in items:
+        if (key := _call_key(item)) is not None:
+            normalized.append(item)
+            if key not in outputs:
+                normalized.append(_aborted_output(*key))
+        elif (key := _output_key(item)) is not None:
+            if key in calls:
+                normalized.append(item)
+        else:
+            normalized.append(item)
+    return normalized
