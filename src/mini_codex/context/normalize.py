@@ -33,15 +33,20 @@ ABORTED_OUTPUT = "aborted"
 
 _FUNCTION = "function"
 _CUSTOM = "custom"
+_CALL_KINDS: dict[type, str] = {
+    FunctionCall: _FUNCTION,
+    FunctionCallOutput: _FUNCTION,
+    CustomToolCall: _CUSTOM,
+    CustomToolCallOutput: _CUSTOM,
+}
 
 
 def _call_key(item: ResponseItem) -> tuple[str, str] | None:
     """(kind, call_id) if ``item`` is a tool call."""
-    if isinstance(item, FunctionCall):
-        return (_FUNCTION, item.call_id)
-    if isinstance(item, CustomToolCall):
-        return (_CUSTOM, item.call_id)
-    if isinstance(item, UnknownItem) and item.type == "local_shell_call":
+    kind = type(item)
+    if kind is FunctionCall or kind is CustomToolCall:
+        return (_CALL_KINDS[kind], item.call_id)  # type: ignore[union-attr]
+    if kind is UnknownItem and item.type == "local_shell_call":
         call_id = getattr(item, "call_id", None)
         if isinstance(call_id, str):
             return (_FUNCTION, call_id)
@@ -50,10 +55,9 @@ def _call_key(item: ResponseItem) -> tuple[str, str] | None:
 
 def _output_key(item: ResponseItem) -> tuple[str, str] | None:
     """(kind, call_id) if ``item`` is a tool output."""
-    if isinstance(item, FunctionCallOutput):
-        return (_FUNCTION, item.call_id)
-    if isinstance(item, CustomToolCallOutput):
-        return (_CUSTOM, item.call_id)
+    kind = type(item)
+    if kind is FunctionCallOutput or kind is CustomToolCallOutput:
+        return (_CALL_KINDS[kind], item.call_id)  # type: ignore[union-attr]
     return None
 
 
