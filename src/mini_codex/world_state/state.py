@@ -253,7 +253,10 @@ class WorldState:
         (``UNKNOWN`` only when a persisted entry fails to decode). With a live previous
         ``WorldState``, a section persisted in both gets ``Known`` of the previous section's
         typed snapshot, without a JSON round trip: exact even where the persisted form is
-        lossy. Sections whose snapshot is unchanged are skipped without rendering.
+        lossy. Sections whose snapshot is unchanged are skipped without rendering: compared as
+        typed snapshots (``==``; JSON-exact for extensions) against a live world state, as
+        persisted JSON entries against a snapshot. (So, against a snapshot, a change that a
+        lossy persisted form does not show is not rendered either.)
         """
         if isinstance(previous, WorldState):
             return self._collect(lambda slot: self._render_from_live(slot, previous))
