@@ -1,0 +1,54 @@
+"""The built-in WorldState sections, one module each (spec/codex-worldstate.md §2, DESIGN §4).
+
+``BUILTIN_SECTION_ORDER`` is the order the runtime adds them to a step's ``WorldState``; extension
+sections follow. Section IDs are persisted in rollouts: never rename one. ``workspace`` lives in its
+own module (``sections/workspace.py``) and is not re-exported here.
+"""
+
+from typing import Final
+
+from mini_codex.world_state.sections.agents_md import AgentsMdSection, AgentsMdSnapshot
+from mini_codex.world_state.sections.environments import (
+    Environment,
+    EnvironmentEntry,
+    EnvironmentsSection,
+    EnvironmentsSnapshot,
+    EnvironmentStatus,
+    NetworkPolicy,
+)
+from mini_codex.world_state.sections.model import ModelSection
+from mini_codex.world_state.sections.permissions import (
+    ApprovalPolicy,
+    PermissionsSection,
+    PermissionsSnapshot,
+    SandboxMode,
+)
+from mini_codex.world_state.sections.tools import ToolsSection
+
+__all__ = [
+    "BUILTIN_SECTION_ORDER",
+    "AgentsMdSection",
+    "AgentsMdSnapshot",
+    "ApprovalPolicy",
+    "Environment",
+    "EnvironmentEntry",
+    "EnvironmentStatus",
+    "EnvironmentsSection",
+    "EnvironmentsSnapshot",
+    "ModelSection",
+    "NetworkPolicy",
+    "PermissionsSection",
+    "PermissionsSnapshot",
+    "SandboxMode",
+    "ToolsSection",
+]
+
+BUILTIN_SECTION_ORDER: Final[tuple[str, ...]] = (
+    "model",
+    "agents_md",
+    "permissions",
+    "environments",
+    "workspace",
+    "tools",
+)
+"""IDs of the built-in sections in rendering order (``workspace`` is ours, see DESIGN §4)."""
