@@ -139,11 +139,13 @@ def test_instructions_describe_each_policy(
 
 def test_invalid_policies_are_rejected_with_a_clear_message() -> None:
     with pytest.raises(ValueError, match="unknown approval policy 'sometimes'"):
-        PermissionsSection("sometimes", "read-only")  # type: ignore[arg-type]
+        PermissionsSection("sometimes", "read-only")
     with pytest.raises(ValueError, match="unknown sandbox mode 'open'"):
-        PermissionsSection("never", "open")  # type: ignore[arg-type]
+        PermissionsSection("never", "open")
     with pytest.raises(ValueError, match="must not be empty"):
         PermissionsSection("never", "read-only", approved_command_prefixes=[[]])
+    with pytest.raises(ValueError, match="a list of words, not a string: 'ls'"):
+        PermissionsSection("never", "read-only", approved_command_prefixes=["ls"])
 
 
 def test_prefix_only_update_is_exact() -> None:

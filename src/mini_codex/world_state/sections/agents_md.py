@@ -50,7 +50,7 @@ class AgentsMdSnapshot(BaseModel):
 
 def user_instructions_fragment(text: str, directory: str | None = None) -> Fragment:
     """The UserInstructions fragment for ``text`` (optionally attributed to ``directory``)."""
-    header = f" for {directory}" if directory is not None else ""
+    header = f" for {directory}" if directory else ""
     return Fragment(
         role="user",
         start_marker=AGENTS_MD_START,

@@ -19,6 +19,9 @@ Network XML (our choice of shape, the one upstream uses): ``<network enabled="tr
 ``<allowed>a.com,b.com</allowed>`` and ``<denied>c.com</denied>`` (each only when non-empty, domains
 comma-joined and not escaped) then ``</network>``. The filesystem XML comes in pre-rendered and is
 inserted verbatim. Every other value is XML-escaped, including each ``subagents`` line.
+
+No legacy matcher: ``Unknown`` renders exactly like ``Absent`` here (an empty previous snapshot),
+so recognising an old ``<environment_context>`` in history would change nothing.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Final, Literal, TypeAlias, assert_never
+from typing import Any, ClassVar, Final, Literal, TypeAlias, assert_never
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from mini_codex.world_state.fragment import Fragment
 from mini_codex.world_state.section import Absent, Known, Previous, Section, Unknown
@@ -121,8 +124,15 @@ class EnvironmentEntry(BaseModel):
     cwd: str
     status: EnvironmentStatus
     shell: str | None = None
-    is_primary: bool = Field(default=False, exclude_if=lambda primary: not primary)
+    is_primary: bool = False
     """Stored only when true (so legacy entries without it read as not primary)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_false_primary(self, serialize: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = serialize(self)
+        if not self.is_primary:
+            data.pop("is_primary", None)
+        return data
 
     def has_same_diff_value(self, other: EnvironmentEntry) -> bool:
         """Equal cwd, status and primary flag; shells are compared only when both are known."""

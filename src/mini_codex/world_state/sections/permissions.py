@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import ClassVar, Final, Literal, TypeAlias, assert_never, get_args
+from typing import ClassVar, Final, Literal, TypeAlias, assert_never, cast, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -84,8 +84,8 @@ class PermissionsSection(Section[PermissionsState]):
 
     def __init__(
         self,
-        approval_policy: ApprovalPolicy,
-        sandbox_mode: SandboxMode,
+        approval_policy: ApprovalPolicy | str,
+        sandbox_mode: SandboxMode | str,
         writable_roots: Sequence[str] = (),
         network_access: bool = False,
         approved_command_prefixes: Iterable[Sequence[str]] = (),
@@ -100,11 +100,17 @@ class PermissionsSection(Section[PermissionsState]):
                 f"unknown sandbox mode {sandbox_mode!r}; "
                 f"expected one of {', '.join(get_args(SandboxMode))}"
             )
-        prefixes = {tuple(prefix) for prefix in approved_command_prefixes}
+        prefixes: set[CommandPrefix] = set()
+        for prefix in approved_command_prefixes:
+            if isinstance(prefix, str):
+                raise ValueError(
+                    f"an approved command prefix is a list of words, not a string: {prefix!r}"
+                )
+            prefixes.add(tuple(prefix))
         if () in prefixes:
             raise ValueError("an approved command prefix must not be empty")
-        self.approval_policy: ApprovalPolicy = approval_policy
-        self.sandbox_mode: SandboxMode = sandbox_mode
+        self.approval_policy = cast(ApprovalPolicy, approval_policy)
+        self.sandbox_mode = cast(SandboxMode, sandbox_mode)
         self.writable_roots: tuple[str, ...] = tuple(writable_roots)
         self.network_access = network_access
         self.approved_command_prefixes: tuple[CommandPrefix, ...] = tuple(sorted(prefixes))
