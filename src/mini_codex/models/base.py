@@ -1,0 +1,173 @@
+"""The model port: what the runtime sends (``Prompt``) and what a provider streams back.
+
+``ModelClient`` is the one contract every provider implements (OpenAI Responses, Chat Completions,
+the shipped ``mini_codex.testing.ScriptedModel``). ``stream(prompt)`` is an async generator: the
+request is sent when iteration starts, events arrive in order, and the stream ends right after a
+``Completed`` event. Failures are raised as ``ModelError`` subclasses (``models.errors``); a stream
+that ends without ``Completed`` is the caller's retryable ``StreamError`` (``STREAM_CLOSED_EARLY``).
+
+What does not belong here: retries (``models.retry``), provider wiring (``models.registry``), and
+any SDK import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeAlias
+
+from mini_codex.protocol.items import ResponseItem
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prompt:
+    """One model request, built by the runtime for one step (spec §4.1)."""
+
+    model: str
+    instructions: str
+    """Base instructions (the system prompt of the Responses API)."""
+    input: tuple[ResponseItem, ...]
+    """History for the prompt, oldest first."""
+    tools: tuple[dict[str, Any], ...] = ()
+    """Responses-API tool entries: exactly the step's model-visible specs."""
+    parallel_tool_calls: bool = True
+    """Always true in Codex: parallelism is governed client-side."""
+    reasoning_effort: str | None = None
+    reasoning_summary: str | None = None
+    turn_id: str = ""
+    step_id: str = ""
+    step_sequence: int = 0
+
+    def to_trace_json(self) -> dict[str, Any]:
+        """The JSON object written per request by ``--trace-requests``."""
+        trace: dict[str, Any] = {
+            "turn_id": self.turn_id,
+            "step_id": self.step_id,
+            "step_sequence": self.step_sequence,
+            "model": self.model,
+            "instructions": self.instructions,
+            "input": [item.to_json() for item in self.input],
+            "tools": list(self.tools),
+            "parallel_tool_calls": self.parallel_tool_calls,
+        }
+        reasoning = {
+            key: value
+            for key, value in (
+                ("effort", self.reasoning_effort),
+                ("summary", self.reasoning_summary),
+            )
+            if value is not None
+        }
+        if reasoning:
+            trace["reasoning"] = reasoning
+        return trace
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenUsage:
+    """Token usage of one response (Codex ``TokenUsage`` field names)."""
+
+    input_tokens: int
+    cached_input_tokens: int = 0
+    output_tokens: int
+    reasoning_output_tokens: int = 0
+    total_tokens: int
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_output_tokens=self.reasoning_output_tokens + other.reasoning_output_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_output_tokens": self.reasoning_output_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+# --- stream events (closed union) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Created:
+    """The provider accepted the request (``response.created``)."""
+
+    response_id: str | None
+
+
+@dataclass(frozen=True)
+class OutputItemAdded:
+    """An output item started; content may be empty and arrive as deltas."""
+
+    item: ResponseItem
+
+
+@dataclass(frozen=True)
+class OutputTextDelta:
+    """A piece of assistant text for the item being streamed."""
+
+    item_id: str | None
+    delta: str
+
+
+@dataclass(frozen=True)
+class ReasoningSummaryDelta:
+    """A piece of a reasoning summary."""
+
+    item_id: str | None
+    delta: str
+
+
+@dataclass(frozen=True)
+class ToolCallInputDelta:
+    """A piece of a tool call's input (for example a streamed ``apply_patch`` body)."""
+
+    call_id: str
+    delta: str
+
+
+@dataclass(frozen=True)
+class OutputItemDone:
+    """An output item is complete; this is the item recorded into history."""
+
+    item: ResponseItem
+
+
+@dataclass(frozen=True)
+class Completed:
+    """The response finished (``response.completed``); always the last event of a stream."""
+
+    response_id: str | None
+    usage: TokenUsage | None = None
+    end_turn: bool | None = None
+    """``False`` forces a follow-up request even without tool calls."""
+
+
+ModelEvent: TypeAlias = (
+    Created
+    | OutputItemAdded
+    | OutputTextDelta
+    | ReasoningSummaryDelta
+    | ToolCallInputDelta
+    | OutputItemDone
+    | Completed
+)
+
+
+class ModelClient(Protocol):
+    """A model provider: one streaming request method plus ``aclose``."""
+
+    def stream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
+        """Send ``prompt`` and yield its events; raise ``ModelError`` subclasses on failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; the client is not used afterwards."""
+        ...
