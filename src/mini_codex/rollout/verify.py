@@ -1,0 +1,307 @@
+"""Check a decoded rollout against the ordering invariants a file can show: I1, I3, I5, I6.
+
+Pure: a function of decoded lines (and, optionally, their 1-based file line numbers, since a
+reader skips bad lines). What does not belong here: reading files, reconstructing history.
+
+Vocabulary used below:
+
+* **baseline**: the world-state snapshot a ``world_state`` patch applies to, replayed as in spec
+  §6.3 — ``compacted`` resets it to none, a full ``world_state`` sets it, a patch applies to it.
+  Rolled-back turns are honoured as in spec §6.1: a ``task_started`` event starts a turn segment;
+  ``thread_rolled_back(n)`` discards the segment it sits in and older segments until ``n`` user
+  turns are gone (a segment is a user turn when it holds a ``user_message`` event or a user
+  ``message`` item that is not injected context); the baseline is then re-replayed from the
+  surviving records. (Approximation: Codex also checks turn-id compatibility before closing a
+  segment at ``task_started``; a file where that matters is not one any writer produces.)
+* **block**: a maximal run of lines with no ``event_msg``, ``compacted`` or ``session_meta``
+  line. Lines of unknown kinds (``token_usage_record``, ...) are transparent.
+* **model output**: a ``response_item`` that a model request produced or answered — anything but a
+  ``message`` with role ``user``, ``developer`` or ``system`` (unknown item types count as model
+  output, which only ever suppresses findings).
+
+Checks, and what each can and cannot see:
+
+* **I3** — a ``world_state`` patch with no baseline ("ignored world-state patch without a full
+  snapshot" on replay). Sees: patches at the start of a file or window, after a compaction or
+  after a rollback that left no full snapshot. Cannot see: a *malformed* full line the reader
+  skipped — to replay and to us it never existed, so the previous baseline stays (spec §6.5).
+* **I5** — (a) a full ``world_state`` while a baseline exists with no compaction (or rollback)
+  since it was established: "a step wrote a full item"; (b) after a ``compacted`` line and before
+  the next model output or event, a ``turn_context`` followed by the full ``world_state`` of that
+  re-injection (order must be ``compacted``, full ``world_state``, ``turn_context``). Cannot see:
+  an in-memory baseline clear that leaves no line in the file, which would make a legitimate full
+  item look like (a); no writer we know of does that outside compaction.
+* **I1** — (a) within a block, a ``world_state`` followed by a ``turn_context`` with only context
+  items (non-model-output ``response_item``\\ s) between them: those items were recorded *after*
+  the world state describing them (turn-start order is items, ``world_state``, ``turn_context``);
+  (b) within a block, a full ``world_state`` after a ``turn_context`` with no model output in
+  between: ``turn_context`` must come last in a context update, and only a turn start (or a
+  compaction, which starts a new block) writes a full item. Cannot see: a turn start that wrote
+  ``turn_context`` before a world-state *patch* — that file is identical to a turn start without
+  a world-state change followed by the first step's patch, which is legal. Nor whether a patch's
+  content matches the items before it.
+* **I6** — (a) a ``world_state`` written after a ``thread_rolled_back`` marker inside the segment
+  that marker discards (before the next ``task_started``): replay never applies it; (b) a patch
+  that cannot apply because the baseline is not an object. The replayed baseline at the end of the
+  file is returned by :func:`check_rollout` so callers can compare it with full reconstruction.
+
+Rules are chosen to give no findings on files written by Codex (the corpus in
+``tests/fixtures/rollouts/codex/``) or by mini-codex; when in doubt a rule stays silent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from mini_codex.jsonmerge import apply_merge_patch
+from mini_codex.protocol.events import TaskStarted, ThreadRolledBack, UserMessageEvent
+from mini_codex.protocol.items import InputText, Message
+from mini_codex.protocol.rollout import (
+    CompactedLine,
+    EventMsgLine,
+    ResponseItemLine,
+    RolloutLine,
+    SessionMetaLine,
+    TurnContextLine,
+    WorldStateLine,
+)
+
+__all__ = ["Invariant", "VerifyResult", "Violation", "check_rollout", "verify_rollout"]
+
+Invariant: TypeAlias = Literal["I1", "I3", "I5", "I6"]
+
+_CONTEXT_ROLES = frozenset({"user", "developer", "system"})
+# Prefixes of user-role messages that Codex (and we) inject as context rather than user input.
+_CONTEXT_PREFIXES = (
+    "<environment_context",
+    "<user_instructions",
+    "# agents.md instructions",
+    "<turn_aborted",
+    "<user_shell_command",
+    "<subagent_notification",
+    "<skill",
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken invariant, located at a 1-based line number of the file."""
+
+    line_number: int
+    invariant: Invariant
+    message: str
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    violations: list[Violation]
+    baseline: dict[str, Any] | None
+    """The world-state baseline replayed at the end of the file (spec §6.3, with rollbacks)."""
+
+
+def verify_rollout(
+    lines: Sequence[RolloutLine], line_numbers: Sequence[int] | None = None
+) -> list[Violation]:
+    """Violations of I1, I3, I5 and I6 in file order (empty for a valid file)."""
+    return check_rollout(lines, line_numbers).violations
+
+
+def check_rollout(
+    lines: Sequence[RolloutLine], line_numbers: Sequence[int] | None = None
+) -> VerifyResult:
+    """Like :func:`verify_rollout`, also returning the replayed end-of-file baseline."""
+    numbers = list(line_numbers) if line_numbers is not None else list(range(1, len(lines) + 1))
+    if len(numbers) != len(lines):
+        raise ValueError("line_numbers must have one entry per line")
+    fold = _BaselineFold(numbers)
+    for index, line in enumerate(lines):
+        fold.feed(index, line)
+    violations = fold.violations + _block_violations(lines, numbers)
+    violations.sort(key=lambda violation: violation.line_number)
+    return VerifyResult(violations=violations, baseline=fold.baseline)
+
+
+# --- baseline fold: I3, I5 (a), I6 ---------------------------------------------------------------
+
+
+@dataclass
+class _Segment:
+    user_turn: bool = False
+    discarded: bool = False
+    records: list[tuple[int, RolloutLine]] = field(default_factory=list)
+
+
+class _BaselineFold:
+    def __init__(self, numbers: list[int]) -> None:
+        self._numbers = numbers
+        self.violations: list[Violation] = []
+        self.baseline: dict[str, Any] | None = None
+        self._since: str = "the start of the file"  # why there is no baseline / where it began
+        self._full_allowed = False  # the first world_state after a rollback may be full
+        self._segments: list[_Segment] = [_Segment()]
+
+    def feed(self, index: int, line: RolloutLine) -> None:
+        number = self._numbers[index]
+        segment = self._segments[-1]
+        match line:
+            case EventMsgLine(payload=TaskStarted()):
+                self._segments.append(_Segment())
+            case EventMsgLine(payload=UserMessageEvent()):
+                segment.user_turn = True
+            case EventMsgLine(payload=ThreadRolledBack(num_turns=turns)):
+                self._roll_back(turns)
+                self._since = f"the rollback at line {number}"
+                self._full_allowed = True
+            case ResponseItemLine(payload=Message(role="user") as message):
+                if not _is_context_message(message):
+                    segment.user_turn = True
+            case CompactedLine():
+                if self._record(segment, index, line):
+                    self.baseline = None
+                    self._since = f"the compaction at line {number}"
+            case WorldStateLine(payload=payload):
+                if not self._record(segment, index, line):
+                    return
+                if payload.full:
+                    if self.baseline is not None and not self._full_allowed:
+                        self._violation(
+                            number,
+                            "I5",
+                            "full world_state while a baseline exists (established after "
+                            f"{self._since}) and no compaction intervened: a step wrote a full "
+                            "item",
+                        )
+                    self.baseline = dict(payload.state)
+                    self._since = f"the full world_state at line {number}"
+                elif self.baseline is None:
+                    self._violation(
+                        number,
+                        "I3",
+                        "world_state patch without a baseline (no full snapshot since "
+                        f"{self._since})",
+                    )
+                else:
+                    patched = apply_merge_patch(self.baseline, payload.state)
+                    if not isinstance(patched, dict):
+                        self._violation(number, "I6", "world_state patch does not yield an object")
+                        self.baseline = None
+                    else:
+                        self.baseline = patched
+                self._full_allowed = False
+            case _:
+                pass
+
+    def _record(self, segment: _Segment, index: int, line: RolloutLine) -> bool:
+        """Remember a replay record; False when its segment is already rolled back."""
+        if segment.discarded:
+            self._violation(
+                self._numbers[index],
+                "I6",
+                f"{line.type} written after a rollback marker in the turn that marker discards: "
+                "replay never applies it",
+            )
+            return False
+        segment.records.append((index, line))
+        return True
+
+    def _roll_back(self, turns: int) -> None:
+        # Spec §6.1 run forwards: the marker's own segment goes first, then older live segments
+        # until ``turns`` user turns are gone; non-user segments go without using up the count.
+        pending = turns
+        for segment in reversed(self._segments):
+            if pending <= 0:
+                break
+            if segment.discarded:
+                continue
+            segment.discarded = True
+            if segment.user_turn:
+                pending -= 1
+        surviving = (
+            line
+            for segment in self._segments
+            if not segment.discarded
+            for _, line in segment.records
+        )
+        self.baseline = _replay(surviving)
+
+    def _violation(self, number: int, invariant: Invariant, message: str) -> None:
+        self.violations.append(Violation(number, invariant, message))
+
+
+def _replay(records: Any) -> dict[str, Any] | None:
+    """Spec §6.3 over compacted / world_state lines, skipping unusable patches silently."""
+    baseline: dict[str, Any] | None = None
+    for line in records:
+        if isinstance(line, CompactedLine):
+            baseline = None
+        elif isinstance(line, WorldStateLine):
+            if line.payload.full:
+                baseline = dict(line.payload.state)
+            elif baseline is not None:
+                patched = apply_merge_patch(baseline, line.payload.state)
+                baseline = patched if isinstance(patched, dict) else None
+    return baseline
+
+
+def _is_context_message(message: Message) -> bool:
+    for part in message.content:
+        if isinstance(part, InputText):
+            return part.text.lstrip().lower().startswith(_CONTEXT_PREFIXES)
+    return False
+
+
+# --- block scan: I1, I5 (b) ----------------------------------------------------------------------
+
+
+def _is_model_output(line: ResponseItemLine) -> bool:
+    item = line.payload
+    return not (isinstance(item, Message) and item.role in _CONTEXT_ROLES)
+
+
+def _block_violations(lines: Sequence[RolloutLine], numbers: list[int]) -> list[Violation]:
+    violations: list[Violation] = []
+    after_compaction: int | None = None  # line of the compaction this block follows
+    last_world_state: int | None = None  # world_state in this block with no model output since
+    context_items: list[int] = []  # context items after last_world_state
+    last_turn_context: int | None = None  # turn_context in this block with no model output since
+    for index, line in enumerate(lines):
+        number = numbers[index]
+        if isinstance(line, EventMsgLine | CompactedLine | SessionMetaLine):
+            after_compaction = number if isinstance(line, CompactedLine) else None
+            last_world_state = last_turn_context = None
+            context_items = []
+        elif isinstance(line, ResponseItemLine):
+            if _is_model_output(line):
+                after_compaction = last_world_state = last_turn_context = None
+                context_items = []
+            elif last_world_state is not None:
+                context_items.append(number)
+        elif isinstance(line, WorldStateLine):
+            if line.payload.full and last_turn_context is not None:
+                if after_compaction is not None:
+                    message = (
+                        f"turn_context (line {last_turn_context}) written before the full "
+                        f"world_state re-injected after the compaction at line {after_compaction}"
+                    )
+                    violations.append(Violation(number, "I5", message))
+                else:
+                    message = (
+                        f"full world_state after the turn_context at line {last_turn_context} of "
+                        "the same context update: turn_context must come last"
+                    )
+                    violations.append(Violation(number, "I1", message))
+            last_world_state = number
+            context_items = []
+        elif isinstance(line, TurnContextLine):
+            if last_world_state is not None and context_items:
+                message = (
+                    f"context item recorded after the world_state at line {last_world_state} "
+                    f"that describes it (turn_context at line {number}); items must come first"
+                )
+                violations.append(Violation(context_items[0], "I1", message))
+            last_turn_context = number
+            last_world_state = None
+            context_items = []
+    return violations
