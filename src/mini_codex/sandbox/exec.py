@@ -1,0 +1,193 @@
+"""Run one command in its own process group, with a timeout, capturing stdout+stderr merged.
+
+* The child starts a new session (``start_new_session=True``), so its PID is the process-group
+  id of everything it spawns (unless something calls ``setsid`` itself).
+* Timeout: the whole group gets SIGKILL; the result says ``timed_out`` and the exit code is 124
+  (the conventional timeout code Codex also reports).
+* Cancellation of the calling task: the whole group gets SIGKILL before the cancellation
+  propagates (the reap is shielded, so no zombie is left behind).
+* Normal exit: output is drained for ``drain_timeout_s`` more (a background child may still hold
+  the pipe), then whatever is left in the group is killed, so no process outlives its call.
+* A child killed by signal N reports exit code 128 + N, as a shell would.
+* Capture is bounded: past ``max_capture_bytes`` only the head and the tail are kept and the
+  number of bytes dropped in between is reported (``omitted_bytes``).
+
+The environment is exactly ``env`` (only ``cli/`` decides what is inherited from ``os.environ``).
+What does not belong here: deciding whether or how to sandbox (``policy.py``, ``bwrap.py``),
+formatting output for the model (``tools/shell.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from anyio.abc import ByteReceiveStream
+
+__all__ = [
+    "DEFAULT_MAX_CAPTURE_BYTES",
+    "TIMEOUT_EXIT_CODE",
+    "ExecResult",
+    "run_command",
+    "shell_argv",
+]
+
+TIMEOUT_EXIT_CODE = 124
+DEFAULT_MAX_CAPTURE_BYTES = 8 * 1024 * 1024
+_READ_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """The outcome of one command."""
+
+    exit_code: int
+    output: bytes
+    """stdout and stderr interleaved as written (head + tail if capture overflowed)."""
+    wall_time_s: float
+    timed_out: bool
+    omitted_bytes: int = 0
+    """Bytes dropped from the middle of ``output`` because capture was bounded."""
+    total_lines: int = 0
+    """Lines in the full output (counted while streaming, dropped bytes included)."""
+
+    def text(self) -> str:
+        """``output`` decoded as UTF-8 (invalid bytes replaced)."""
+        return self.output.decode("utf-8", "replace")
+
+
+def shell_argv(shell: str, command: str) -> list[str]:
+    """The argv running ``command`` with ``shell`` (``bash -c``; not a login shell)."""
+    return [shell, "-c", command]
+
+
+class _Capture:
+    """Head + tail bounded byte buffer that also counts lines."""
+
+    def __init__(self, limit: int) -> None:
+        self._head_limit = limit // 2
+        self._tail_limit = limit - self._head_limit
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+        self.newlines = 0
+        self.last_byte: int | None = None
+        self.eof = anyio.Event()
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.newlines += chunk.count(b"\n")
+        self.last_byte = chunk[-1]
+        room = self._head_limit - len(self._head)
+        if room > 0:
+            self._head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self._tail += chunk
+            if len(self._tail) > self._tail_limit:
+                del self._tail[: len(self._tail) - self._tail_limit]
+
+    @property
+    def output(self) -> bytes:
+        return bytes(self._head + self._tail)
+
+    @property
+    def lines(self) -> int:
+        if self.total == 0:
+            return 0
+        return self.newlines + (0 if self.last_byte == ord("\n") else 1)
+
+
+async def _pump(stream: ByteReceiveStream, capture: _Capture) -> None:
+    try:
+        while True:
+            try:
+                chunk = await stream.receive(_READ_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            capture.feed(chunk)
+    finally:
+        capture.eof.set()
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _exit_code(returncode: int | None) -> int:
+    if returncode is None:
+        return -1
+    return 128 - returncode if returncode < 0 else returncode
+
+
+async def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float | None,
+    max_capture_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+    drain_timeout_s: float = 1.0,
+) -> ExecResult:
+    """Run ``argv`` in ``cwd`` in a new process group; see the module docstring for semantics.
+
+    Raises ``OSError`` when the program cannot be started (missing executable, bad cwd).
+    """
+    if not argv:
+        raise ValueError("empty argv")
+    capture = _Capture(max_capture_bytes)
+    started = time.monotonic()
+    process = await anyio.open_process(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    pgid = process.pid
+    stdout = process.stdout
+    assert stdout is not None
+    timed_out = False
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_pump, stdout, capture)
+            with anyio.move_on_after(timeout_s) as deadline:
+                await process.wait()
+            if deadline.cancelled_caught:
+                timed_out = True
+                _kill_group(pgid)
+                await process.wait()
+            with anyio.move_on_after(drain_timeout_s):
+                await capture.eof.wait()
+            # Whatever still runs in the group (background children) dies with the call.
+            _kill_group(pgid)
+            with anyio.move_on_after(drain_timeout_s):
+                await capture.eof.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        _kill_group(pgid)
+        with anyio.CancelScope(shield=True):
+            await process.wait()
+            await stdout.aclose()
+    wall_time = time.monotonic() - started
+    exit_code = TIMEOUT_EXIT_CODE if timed_out else _exit_code(process.returncode)
+    output = capture.output
+    return ExecResult(
+        exit_code=exit_code,
+        output=output,
+        wall_time_s=wall_time,
+        timed_out=timed_out,
+        omitted_bytes=capture.total - len(output),
+        total_lines=capture.lines,
+    )

@@ -1,0 +1,135 @@
+"""The tool contract: what the model sees (``ToolSpec``), what a call gets (``ToolContext``), what
+it returns (``ToolOutput``), and the ``Tool`` protocol every built-in, MCP or user tool implements.
+
+A tool never raises for bad input: malformed arguments and failures come back as a ``ToolOutput``
+with ``success=False`` and text that tells the model what to fix. Exceptions are for bugs and for
+cancellation (which the runtime turns into the aborted outputs of spec §5.4).
+What does not belong here: routing, the parallel/serial lock, recording outputs (``runtime/``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
+
+from mini_codex.protocol.policy import SandboxPolicy
+
+__all__ = [
+    "Tool",
+    "ToolContext",
+    "ToolOutput",
+    "ToolSpec",
+    "format_validation_error",
+    "load_tool_prompt",
+    "parse_arguments",
+]
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is told about a tool."""
+
+    name: str
+    description: str
+    kind: Literal["function", "custom"]
+    parameters: dict[str, Any] | None = None
+    """JSON schema of the arguments object (function tools)."""
+    format: dict[str, Any] | None = None
+    """Input format of a custom (freeform) tool, e.g. a Lark grammar; None means free text."""
+    supports_parallel: bool = False
+    """Whether calls may run concurrently with other parallel-capable calls (read lock)."""
+
+    def to_responses_tool(self) -> dict[str, Any]:
+        """The Responses API ``tools`` entry."""
+        if self.kind == "function":
+            return {
+                "type": "function",
+                "name": self.name,
+                "description": self.description,
+                "strict": False,
+                "parameters": self.parameters or {"type": "object", "properties": {}},
+            }
+        tool: dict[str, Any] = {
+            "type": "custom",
+            "name": self.name,
+            "description": self.description,
+        }
+        if self.format is not None:
+            tool["format"] = self.format
+        return tool
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Everything a tool call may depend on besides its payload."""
+
+    cwd: Path
+    """The turn's working directory (absolute)."""
+    sandbox: SandboxPolicy
+    call_id: str
+    turn_id: str
+    step_id: str
+    shell: str = "/bin/bash"
+    """The user's shell (``$SHELL``, read by ``cli/``)."""
+    sandbox_tmp: Path | None = None
+    """A per-session temporary directory that is writable under ``workspace-write``."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """The exact environment of child processes (``cli/`` decides what is inherited)."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """The result of a call; ``text`` goes back to the model."""
+
+    text: str
+    success: bool | None = None
+
+    @classmethod
+    def failure(cls, text: str) -> ToolOutput:
+        return cls(text=text, success=False)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A callable tool. ``payload`` is the function ``arguments`` JSON or the custom ``input``."""
+
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    async def call(self, payload: str, ctx: ToolContext) -> ToolOutput: ...
+
+
+def load_tool_prompt(name: str) -> str:
+    """A model-visible text shipped in ``tools/prompts/`` (trailing newline removed)."""
+    text = resources.files("mini_codex.tools").joinpath("prompts", name).read_text("utf-8")
+    return text.rstrip("\n")
+
+
+def format_validation_error(tool: str, error: ValidationError) -> str:
+    """One line per problem: ``field.path: message``, for the model."""
+    lines = [f"Invalid arguments for {tool}:"]
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "(arguments)"
+        lines.append(f"- {where}: {problem['msg']}")
+    return "\n".join(lines)
+
+
+def parse_arguments(tool: str, model: type[_M], payload: str) -> _M | ToolOutput:
+    """Validate a function-call ``arguments`` JSON string, or explain to the model what is wrong."""
+    if not payload.strip():
+        payload = "{}"
+    try:
+        return model.model_validate_json(payload)
+    except ValidationError as exc:
+        if any(problem["type"] == "json_invalid" for problem in exc.errors()):
+            return ToolOutput.failure(
+                f"Invalid arguments for {tool}: expected a JSON object, got {payload[:200]!r}"
+            )
+        return ToolOutput.failure(format_validation_error(tool, exc))
