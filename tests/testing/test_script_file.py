@@ -14,6 +14,7 @@ from mini_codex.models import (
     InvalidRequest,
     OutputItemDone,
     Prompt,
+    ProviderError,
     QuotaExceeded,
     RateLimited,
     ServerError,
@@ -63,6 +64,7 @@ def test_responses_and_failures_load_in_order(tmp_path: Path) -> None:
     )
     failure = steps[1]
     assert isinstance(failure, ScriptedFailure)
+    assert isinstance(failure.error, StreamError)
     assert (type(failure.error), str(failure.error), failure.error.retry_after_s) == (
         StreamError,
         "cut",
@@ -118,7 +120,7 @@ def test_full_responses_api_items_load_verbatim(tmp_path: Path) -> None:
     ],
 )
 def test_every_error_kind_maps_to_its_class(
-    tmp_path: Path, kind: str, cls: type, retryable: bool
+    tmp_path: Path, kind: str, cls: type[ProviderError], retryable: bool
 ) -> None:
     (step,) = load_script(_write(tmp_path, f'{{"error": {{"kind": "{kind}"}}}}'))
     assert isinstance(step, ScriptedFailure)
