@@ -165,6 +165,8 @@ class RolloutRecorder:
         self._writer_done = False
         self._items_since_checkpoint = 0
         self._bytes_since_checkpoint = 0
+        self._stamp_key: tuple[datetime, Any] | None = None
+        self._stamp_bytes = b""
         self.lines_written = 0
         """Lines appended by this recorder (including ``session_meta``)."""
 
@@ -258,7 +260,10 @@ class RolloutRecorder:
             else:
                 self._items_since_checkpoint += 1
                 self._bytes_since_checkpoint += len(body) + _STAMP_OVERHEAD
-        await self._send.send(bodies)
+        try:
+            self._send.send_nowait(bodies)  # the common case: no task switch per record()
+        except anyio.WouldBlock:
+            await self._send.send(bodies)  # the writer is behind: wait for room (backpressure)
 
     async def flush(self) -> None:
         """Barrier: return once everything recorded so far is written (flushed to the OS)."""
@@ -398,7 +403,7 @@ class RolloutRecorder:
         while self._in_flight is not None or self._pending:
             line = self._in_flight
             if line is None:
-                line = _stamp(self._pending.popleft(), self._clock())
+                line = self._stamp(self._pending.popleft())
                 self._in_flight = line
             try:
                 file.write(line)
@@ -409,6 +414,15 @@ class RolloutRecorder:
                 return
             self._in_flight = None
             self.lines_written += 1
+
+    def _stamp(self, body: bytes) -> bytes:
+        """``body`` with the write-time timestamp in front (formatted once per millisecond)."""
+        now = self._clock()
+        key = (now.replace(microsecond=now.microsecond - now.microsecond % 1000), now.utcoffset())
+        if key != self._stamp_key:
+            self._stamp_key = key
+            self._stamp_bytes = _stamp_prefix(now)
+        return self._stamp_bytes + body[1:] + b"\n"
 
     def _release(self, barrier: _Barrier) -> None:
         file, self._file = self._file, None
@@ -460,6 +474,5 @@ def _encode_body(data: dict[str, Any]) -> bytes:
     return orjson.dumps(data)
 
 
-def _stamp(body: bytes, now: datetime) -> bytes:
-    stamp = format_timestamp(now).encode()
-    return b'{"timestamp":"' + stamp + b'",' + body[1:] + b"\n"
+def _stamp_prefix(now: datetime) -> bytes:
+    return b'{"timestamp":"' + format_timestamp(now).encode() + b'",'
