@@ -151,7 +151,7 @@ def test_names_that_are_not_utf8_are_skipped_with_a_warning(tmp_path: Path) -> N
     assert scanner.warnings == ("skipped a name that is not valid UTF-8: 'bad\\udcff.txt'",)
     os.unlink(os.fsencode(tmp_path) + b"/bad\xff.txt")
     scanner.scan()
-    assert scanner.warnings == ()
+    assert list(scanner.warnings) == []
 
 
 # --- incremental scans ----------------------------------------------------------------------
