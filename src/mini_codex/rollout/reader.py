@@ -1,0 +1,222 @@
+"""Reading rollout files: forward and reverse line streams, typed and tolerant (I/O).
+
+What belongs here: opening a rollout (``.jsonl`` or zstd-compressed ``.jsonl.zst``) and turning OS
+errors into :class:`~mini_codex.errors.RolloutError` (the one boundary), streaming its non-blank
+lines forward or newest first (in blocks from the end of the file, so a resume reads only the
+tail), the typed whole-file read :func:`read_rollout`, and the schema gate. What does not: decoding
+a line (``lines.py``) and reconstruction (``replay.py``).
+
+Tolerance (spec §5.4): bad JSON, unknown kinds and malformed payloads are counted and reported,
+never fatal; a torn last line (a crash mid-write) is just a bad line. An empty file, a missing or
+unreadable path, a directory, and a ``mini_codex_schema`` newer than this version are errors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from mini_codex.errors import RolloutError, RolloutSchemaError
+from mini_codex.protocol import MINI_CODEX_SCHEMA, RolloutLine, SessionMeta, SessionMetaLine
+from mini_codex.rollout.lines import INVALID_JSON, ReadStats, decode_line, parse_json
+
+BLOCK_SIZE = 1 << 16
+"""Bytes read per step when streaming a file backwards."""
+
+ZSTD_SUFFIX = ".zst"
+
+
+@dataclass(frozen=True)
+class RolloutFile:
+    """A whole rollout read forward: typed lines plus what the read found."""
+
+    path: Path
+    lines: tuple[RolloutLine, ...]
+    stats: ReadStats = field(default_factory=ReadStats)
+    warnings: tuple[str, ...] = ()
+    session_meta: SessionMeta | None = None
+    """The first ``session_meta`` (identity); later ones (copied by forks) are in ``lines``."""
+
+    @property
+    def thread_id(self) -> str | None:
+        return self.session_meta.thread_id if self.session_meta is not None else None
+
+
+def read_rollout(path: str | os.PathLike[str]) -> RolloutFile:
+    """Read and decode a whole rollout file in order."""
+    source = Path(path)
+    stats = ReadStats()
+    warnings: list[str] = []
+    lines: list[RolloutLine] = []
+    for number, raw in iter_raw_lines(source, warnings):
+        obj = parse_json(raw)
+        if obj is INVALID_JSON:
+            stats.lines += 1
+            stats.bad_lines += 1
+            warnings.append(f"line {number}: not valid JSON, skipped")
+            continue
+        bad_before = stats.bad_lines
+        line = decode_line(obj, stats)
+        if stats.bad_lines > bad_before:
+            warnings.append(f"line {number}: does not decode as a rollout line, skipped")
+        if line is not None:
+            lines.append(line)
+    if stats.lines == 0:
+        raise RolloutError(f"empty session file: {source}")
+    meta = first_session_meta(lines)
+    check_schema(meta, source)
+    return RolloutFile(source, tuple(lines), stats, tuple(warnings), meta)
+
+
+def first_session_meta(lines: Iterable[RolloutLine]) -> SessionMeta | None:
+    """The payload of the first ``session_meta`` line (the thread identity)."""
+    for line in lines:
+        if isinstance(line, SessionMetaLine):
+            return line.payload
+    return None
+
+
+def check_schema(meta: SessionMeta | None, path: Path) -> None:
+    """Refuse a rollout written by a newer mini-codex schema."""
+    version = meta.mini_codex_schema if meta is not None else None
+    if version is not None and version > MINI_CODEX_SCHEMA:
+        raise RolloutSchemaError(
+            f"{path} was written with rollout schema {version}, but this mini-codex reads "
+            f"schemas up to {MINI_CODEX_SCHEMA}; upgrade mini-codex to read it"
+        )
+
+
+def iter_lines_reverse(
+    path: str | os.PathLike[str], stats: ReadStats | None = None
+) -> Iterator[RolloutLine]:
+    """Typed lines newest first; undecodable lines are counted into ``stats`` and skipped."""
+    counted = ReadStats() if stats is None else stats
+    for raw in iter_raw_lines_reverse(path):
+        obj = parse_json(raw)
+        if obj is INVALID_JSON:
+            counted.lines += 1
+            counted.bad_lines += 1
+            continue
+        line = decode_line(obj, counted)
+        if line is not None:
+            yield line
+
+
+# --- raw line streams -----------------------------------------------------------------------------
+
+
+def iter_raw_lines(
+    path: str | os.PathLike[str], warnings: list[str] | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines in file order, with their 1-based line numbers."""
+    source = Path(path)
+    with _open(source) as handle:
+        stream = _decompressed(handle, source) if _is_zstd(source) else handle
+        try:
+            for number, raw in enumerate(stream, start=1):
+                line = raw.strip()
+                if line:
+                    yield number, line
+        except _zstd_error() as error:
+            if warnings is not None:
+                warnings.append(f"{source}: compressed stream ends early or is corrupt ({error})")
+
+
+def iter_raw_lines_reverse(
+    path: str | os.PathLike[str], block_size: int = BLOCK_SIZE
+) -> Iterator[bytes]:
+    """Non-blank lines newest first, reading the file backwards in blocks.
+
+    Compressed files cannot be read backwards: they are read forward and reversed in memory.
+    """
+    source = Path(path)
+    if _is_zstd(source):
+        lines = [raw for _, raw in iter_raw_lines(source)]
+        yield from reversed(lines)
+        return
+    with _open(source) as handle:
+        position = handle.seek(0, os.SEEK_END)
+        pieces: list[bytes] = []  # the line being assembled, rightmost piece first
+        while position > 0:
+            step = min(block_size, position)
+            position -= step
+            handle.seek(position)
+            block = handle.read(step)
+            end = len(block)
+            cut = block.rfind(b"\n", 0, end)
+            while cut != -1:
+                line = block[cut + 1 : end]
+                if pieces:
+                    pieces.append(line)
+                    line = b"".join(reversed(pieces))
+                    pieces.clear()
+                if line.strip():
+                    yield line.strip()
+                end = cut
+                cut = block.rfind(b"\n", 0, end)
+            pieces.append(block[:end])
+        line = b"".join(reversed(pieces))
+        if line.strip():
+            yield line.strip()
+
+
+@contextmanager
+def _open(path: Path) -> Iterator[IO[bytes]]:
+    """Open for binary reading, translating OS errors into RolloutError."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise RolloutError(f"rollout file not found: {path}") from None
+    except IsADirectoryError:
+        raise RolloutError(f"rollout path is a directory, not a file: {path}") from None
+    except PermissionError:
+        raise RolloutError(f"cannot read rollout file (permission denied): {path}") from None
+    except OSError as error:
+        raise RolloutError(f"cannot read rollout file {path}: {error.strerror}") from None
+    with handle:
+        try:
+            yield handle
+        except OSError as error:
+            raise RolloutError(f"error reading rollout file {path}: {error.strerror}") from None
+
+
+def _is_zstd(path: Path) -> bool:
+    return path.name.endswith(ZSTD_SUFFIX)
+
+
+def _decompressed(handle: IO[bytes], path: Path) -> Iterator[bytes]:
+    try:
+        import zstandard
+    except ImportError:
+        raise RolloutError(
+            f"reading {path} needs the 'zstandard' package (install mini-codex[zstd])"
+        ) from None
+    reader = zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True)
+    pieces: list[bytes] = []  # the line being assembled
+    while chunk := reader.read(BLOCK_SIZE):
+        start = 0
+        while (cut := chunk.find(b"\n", start)) != -1:
+            pieces.append(chunk[start:cut])
+            yield b"".join(pieces)
+            pieces.clear()
+            start = cut + 1
+        pieces.append(chunk[start:])
+    last = b"".join(pieces)
+    if last:
+        yield last
+
+
+def _zstd_error() -> type[Exception]:
+    try:
+        import zstandard
+    except ImportError:
+        return _NeverRaised
+    return zstandard.ZstdError
+
+
+class _NeverRaised(Exception):
+    """Stands in for ``zstandard.ZstdError`` when zstandard is not installed."""

@@ -1,0 +1,90 @@
+"""Reconstruct a session from a rollout path: tail-bounded resume and whole-file replay (I/O glue).
+
+What belongs here: wiring the reader's raw line streams to the lazily validated replay view
+(``entries.classify``) and the fold (``replay.reconstruct_entries``), plus the identity/schema read
+of the file's first lines. What does not: the algorithm itself (``replay.py``).
+
+:func:`load_resume_state` reads the file backwards and stops at the newest surviving checkpoint or
+compaction whose tail decides the result, so its cost and memory follow the tail, not the file.
+:func:`replay_file` scans the whole file (also backwards, keeping only the surviving tail in
+memory). Both report the counters of the lines they read; lines older than where the scan stopped
+are not read at all. History is returned as recorded: a tool call left without an output (process
+killed mid-command) is repaired when the next prompt is built (``context.normalize``), not here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+
+from mini_codex.errors import RolloutError
+from mini_codex.protocol import SessionMeta, SessionMetaLine
+from mini_codex.rollout.entries import Entry, classify
+from mini_codex.rollout.lines import INVALID_JSON, ReadStats, decode_line, parse_json
+from mini_codex.rollout.reader import check_schema, iter_raw_lines, iter_raw_lines_reverse
+from mini_codex.rollout.replay import Reconstructed, reconstruct_entries
+
+HEAD_LINES = 8
+"""How many leading lines are searched for the identity-giving ``session_meta``."""
+
+
+def load_resume_state(path: str | os.PathLike[str]) -> Reconstructed:
+    """The state a resumed session starts from, reading only the tail of the file."""
+    return _reconstruct(Path(path), early_exit=True)
+
+
+def replay_file(path: str | os.PathLike[str]) -> Reconstructed:
+    """Reconstruct from the whole file (no early exit); same result as :func:`load_resume_state`."""
+    return _reconstruct(Path(path), early_exit=False)
+
+
+def read_session_meta(path: str | os.PathLike[str]) -> SessionMeta | None:
+    """The first ``session_meta`` among the file's first lines; refuses a newer schema.
+
+    Raises ``RolloutError`` for an empty or unreadable file.
+    """
+    source = Path(path)
+    meta: SessionMeta | None = None
+    seen = False
+    for _, raw in islice(iter_raw_lines(source), HEAD_LINES):
+        seen = True
+        obj = parse_json(raw)
+        if obj is INVALID_JSON:
+            continue
+        line = decode_line(obj)
+        if isinstance(line, SessionMetaLine):
+            meta = line.payload
+            break
+    if not seen:
+        raise RolloutError(f"empty session file: {source}")
+    check_schema(meta, source)
+    return meta
+
+
+def _reconstruct(source: Path, *, early_exit: bool) -> Reconstructed:
+    meta = read_session_meta(source)
+    stats = ReadStats()
+    result = reconstruct_entries(_entries(source, stats), early_exit=early_exit, stats=stats)
+    warnings = list(result.warnings)
+    if result.stats.bad_lines:
+        warnings.insert(
+            0, f"{result.stats.bad_lines} line(s) could not be decoded and were skipped"
+        )
+    return dataclasses.replace(
+        result, session_meta=meta, warnings=tuple(warnings), stats=result.stats
+    )
+
+
+def _entries(source: Path, stats: ReadStats) -> Iterator[Entry]:
+    for raw in iter_raw_lines_reverse(source):
+        obj = parse_json(raw)
+        if obj is INVALID_JSON:
+            stats.lines += 1
+            stats.bad_lines += 1
+            continue
+        entry = classify(obj, stats)
+        if entry is not None:
+            yield entry
