@@ -32,7 +32,10 @@ from mini_codex.protocol import (
     assistant_message,
     user_message,
 )
+from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
+from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
+from mini_codex.rollout.replay import reconstruct
 
 pytestmark = pytest.mark.anyio
 
@@ -339,3 +342,46 @@ async def test_checkpoint_counters_count_lines_and_reset_on_compaction(tmp_path:
         assert not rec.checkpoint_due()
         await rec.record([ResponseItemLine(payload=user_message("x" * 500))])
         assert rec.checkpoint_due()
+
+
+async def test_write_checkpoint_appends_compacted_and_full_world_state(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    context = TurnContextItem(turn_id="t1", cwd="/repo", model="m")
+    history = [user_message("hi"), assistant_message("hello")]
+    options = RecorderOptions(checkpoint_every_items=2)
+    async with RolloutRecorder.open(path, session_meta=META, options=options) as rec:
+        await rec.record(turn_lines("hi"))
+        assert rec.checkpoint_due()
+        await rec.write_checkpoint(
+            history,
+            {"model": {"name": "m"}},
+            context,
+            PreviousTurnSettings("m", None, None),
+            WindowInfo(0),
+        )
+        assert not rec.checkpoint_due()
+    objects = read_objects(path)
+    assert [obj["type"] for obj in objects[-2:]] == ["compacted", "world_state"]
+    assert objects[-2]["payload"] == {
+        "message": "",
+        "replacement_history": [item.to_json() for item in history],
+        "mini_codex_checkpoint": {
+            "reference_context": context.to_json(),
+            "previous_turn_settings": {"model": "m", "comp_hash": None, "realtime_active": None},
+            "window": {"number": 0, "first_id": None, "previous_id": None, "current_id": None},
+        },
+    }
+    assert objects[-1]["payload"] == {"full": True, "state": {"model": {"name": "m"}}}
+    rebuilt = reconstruct(read_rollout(path).lines)
+    assert (rebuilt.history, rebuilt.world_state, rebuilt.reference_context) == (
+        tuple(history),
+        {"model": {"name": "m"}},
+        context,
+    )
+
+
+async def test_checkpoint_without_baseline_writes_no_world_state(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    async with RolloutRecorder.open(path, session_meta=META) as rec:
+        await rec.write_checkpoint([user_message("hi")], None, None, None, WindowInfo(0))
+    assert [obj["type"] for obj in read_objects(path)] == ["session_meta", "compacted"]

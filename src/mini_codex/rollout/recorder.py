@@ -54,7 +54,7 @@ since the last ``compacted`` line; when :meth:`checkpoint_due` says so, the sess
 A ``compacted`` line with a replacement history is exactly where Codex's reverse scan stops, and a
 full ``world_state`` right after it re-establishes the baseline that the compaction resets, so a
 Codex reader reconstructs the same history and baseline from the tail. The ``mini_codex_checkpoint``
-object (built by :func:`mini_codex.rollout.replay.checkpoint_payload`) carries what a real
+object (built by :func:`mini_codex.rollout.checkpoint.checkpoint_payload`) carries what a real
 compaction would lose: the reference context and previous-turn settings, and the window identity.
 The history carried is the model-visible history, so a checkpoint costs one copy of it; the
 defaults below bound that cost (see :class:`RecorderOptions`).
@@ -83,10 +83,12 @@ from mini_codex.protocol.rollout import (
     CompactedLine,
     RolloutLine,
     SessionMeta,
+    TurnContextItem,
     WorldStateItem,
     WorldStateLine,
     format_timestamp,
 )
+from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo, checkpoint_payload
 from mini_codex.rollout.locking import LockedRolloutFile
 
 __all__ = ["Clock", "RecorderOptions", "RolloutRecorder"]
@@ -286,20 +288,16 @@ class RolloutRecorder:
         self,
         history: Sequence[ResponseItem],
         world_state: dict[str, Any] | None,
-        reference_context: Any,
-        previous_turn_settings: Any,
-        window: Any,
+        reference_context: TurnContextItem | None,
+        previous_turn_settings: PreviousTurnSettings | None,
+        window: WindowInfo,
     ) -> None:
         """Append a checkpoint: ``compacted`` (full history) then a full ``world_state``.
 
         ``world_state`` is the current baseline snapshot; ``None`` (no baseline) writes no
         ``world_state`` line, so replay ends with no baseline either, as it would have.
         """
-        from mini_codex.rollout.replay import checkpoint_payload  # TODO: top-level once it exists
-
-        payload = checkpoint_payload(
-            list(history), reference_context, previous_turn_settings, window
-        )
+        payload = checkpoint_payload(history, reference_context, previous_turn_settings, window)
         lines: list[RolloutLine] = [CompactedLine(payload=payload)]
         if world_state is not None:
             lines.append(WorldStateLine(payload=WorldStateItem(full=True, state=world_state)))

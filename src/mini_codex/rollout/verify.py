@@ -9,9 +9,9 @@ Vocabulary used below:
   §6.3 — ``compacted`` resets it to none, a full ``world_state`` sets it, a patch applies to it.
   Rolled-back turns are honoured as in spec §6.1: a ``task_started`` event starts a turn segment;
   ``thread_rolled_back(n)`` discards the segment it sits in and older segments until ``n`` user
-  turns are gone (a segment is a user turn when it holds a ``user_message`` event or a user
-  ``message`` item that is not injected context); the baseline is then re-replayed from the
-  surviving records. (Approximation: Codex also checks turn-id compatibility before closing a
+  turns are gone (a segment is a user turn when it holds a ``user_message`` event or a user-turn
+  boundary item, as in ``entries.is_user_turn_boundary``); the baseline is then re-replayed from
+  the surviving records. (Approximation: Codex also checks turn-id compatibility before closing a
   segment at ``task_started``; a file where that matters is not one any writer produces.)
 * **block**: a maximal run of lines with no ``event_msg``, ``compacted`` or ``session_meta``
   line. Lines of unknown kinds (``token_usage_record``, ...) are transparent.
@@ -40,8 +40,11 @@ Checks, and what each can and cannot see:
   ``turn_context`` before a world-state *patch* — that file is identical to a turn start without
   a world-state change followed by the first step's patch, which is legal. Nor whether a patch's
   content matches the items before it.
-* **I6** — (a) a ``world_state`` written after a ``thread_rolled_back`` marker inside the segment
-  that marker discards (before the next ``task_started``): replay never applies it; (b) a patch
+* **I6** — (a) a ``world_state`` or ``compacted`` written after a ``thread_rolled_back`` marker
+  but before the next ``task_started``: Codex's replay (spec §6.1) discards it with the
+  rolled-back turn, while ``replay.py`` (which closes a segment at the marker) keeps it — either
+  way the file is ambiguous, and no writer should produce it (a rollback is written between
+  turns); the fold here follows Codex and does not apply it; (b) a patch
   that cannot apply because the baseline is not an object. The replayed baseline at the end of the
   file is returned by :func:`check_rollout` so callers can compare it with full reconstruction.
 
@@ -57,7 +60,7 @@ from typing import Any, Literal, TypeAlias
 
 from mini_codex.jsonmerge import apply_merge_patch
 from mini_codex.protocol.events import TaskStarted, ThreadRolledBack, UserMessageEvent
-from mini_codex.protocol.items import InputText, Message
+from mini_codex.protocol.items import Message
 from mini_codex.protocol.rollout import (
     CompactedLine,
     EventMsgLine,
@@ -67,22 +70,13 @@ from mini_codex.protocol.rollout import (
     TurnContextLine,
     WorldStateLine,
 )
+from mini_codex.rollout.entries import is_user_turn_boundary
 
 __all__ = ["Invariant", "VerifyResult", "Violation", "check_rollout", "verify_rollout"]
 
 Invariant: TypeAlias = Literal["I1", "I3", "I5", "I6"]
 
 _CONTEXT_ROLES = frozenset({"user", "developer", "system"})
-# Prefixes of user-role messages that Codex (and we) inject as context rather than user input.
-_CONTEXT_PREFIXES = (
-    "<environment_context",
-    "<user_instructions",
-    "# agents.md instructions",
-    "<turn_aborted",
-    "<user_shell_command",
-    "<subagent_notification",
-    "<skill",
-)
 
 
 @dataclass(frozen=True)
@@ -154,9 +148,8 @@ class _BaselineFold:
                 self._roll_back(turns)
                 self._since = f"the rollback at line {number}"
                 self._full_allowed = True
-            case ResponseItemLine(payload=Message(role="user") as message):
-                if not _is_context_message(message):
-                    segment.user_turn = True
+            case ResponseItemLine(payload=item) if is_user_turn_boundary(item):
+                segment.user_turn = True
             case CompactedLine():
                 if self._record(segment, index, line):
                     self.baseline = None
@@ -243,13 +236,6 @@ def _replay(records: Any) -> dict[str, Any] | None:
                 patched = apply_merge_patch(baseline, line.payload.state)
                 baseline = patched if isinstance(patched, dict) else None
     return baseline
-
-
-def _is_context_message(message: Message) -> bool:
-    for part in message.content:
-        if isinstance(part, InputText):
-            return part.text.lstrip().lower().startswith(_CONTEXT_PREFIXES)
-    return False
 
 
 # --- block scan: I1, I5 (b) ----------------------------------------------------------------------
