@@ -2,7 +2,7 @@
 
 ``SandboxPolicy`` is the legacy Codex sandbox policy reduced to what mini-codex enforces: a mode,
 extra writable roots (``workspace-write`` only) and whether the network is reachable.
-``to_codex_json()`` gives the shape Codex persists in ``turn_context.sandbox_policy``
+``to_turn_context_json()`` gives the shape Codex persists in ``turn_context.sandbox_policy``
 (``{"type": "workspace-write", "writable_roots": [...], "network_access": false, ...}``).
 """
 
@@ -48,7 +48,7 @@ class SandboxPolicy(BaseModel):
     def danger_full_access(cls) -> SandboxPolicy:
         return cls(mode="danger-full-access", network_access=True)
 
-    def to_codex_json(self) -> dict[str, Any]:
+    def to_turn_context_json(self) -> dict[str, Any]:
         """The Codex ``SandboxPolicy`` JSON (tagged by ``type``) for ``turn_context`` lines."""
         match self.mode:
             case "danger-full-access":
