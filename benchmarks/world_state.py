@@ -1,0 +1,267 @@
+"""Benchmark P1 (DESIGN §9): world-state capture + diff per step on a 100k-file workspace.
+
+Builds a workspace of N files (default 100,000 in ≈2,000 directories, with a root and a nested
+``.gitignore`` and some ignored files) in a temporary directory, then measures the median time
+of one step:
+
+* ours: ``WorkspaceScanner.scan()`` → ``WorldState([WorkspaceSection(files)])`` →
+  ``snapshot()`` + ``merge_patch_from(previous snapshot)`` + ``render_diff(previous world
+  state)``; with nothing changed, and with one file added (in a random directory) per step;
+* naive: a full ``os.walk`` rescan filtered with ``pathspec`` (``GitIgnoreSpec.check_file`` for
+  every entry, nested ``.gitignore`` files honoured, ignored directories pruned), the full path
+  set encoded (``{path: 1}`` for every path, sorted), ``create_merge_patch`` of the two full
+  encodings, and a set difference for the rendered diff; for both cases;
+* naive-fast (extra, for context): the same full rescan with our compiled ignore rules.
+
+File creation between steps is not timed. Before measuring, the script waits until the tree is
+older than the scanner's racy margin (2 s), as a workspace that was not just written would be.
+Prints a table and, as the final line, one JSON object with the medians and ratios.
+
+Run: ``uv run python benchmarks/world_state.py [--files N] [--steps S] [--naive-steps S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+from mini_codex.discovery.gitignore import IgnoreRules, decide
+from mini_codex.discovery.workspace import DEFAULT_RACY_MARGIN_NS, WorkspaceScanner
+from mini_codex.jsonmerge import Json, create_merge_patch
+from mini_codex.world_state.sections.workspace import WorkspaceSection
+from mini_codex.world_state.state import WorldState
+
+ROOT_GITIGNORE = "*.log\nbuild/\n__pycache__/\n*.pyc\n"
+NESTED_GITIGNORE = "*.tmp\n!keep.tmp\n"
+
+
+def build_workspace(root: Path, files: int) -> tuple[int, list[Path]]:
+    """Create the tree; returns (listed file count, leaf directories)."""
+    per_dir = 50
+    leaves = max(1, files // per_dir)
+    packages = max(1, round(leaves**0.5))
+    (root / ".gitignore").write_text(ROOT_GITIGNORE)
+    (root / ".git").mkdir()
+    (root / ".git/HEAD").write_text("ref: refs/heads/main\n")
+    leaf_dirs: list[Path] = []
+    created = 0
+    for index in range(leaves):
+        leaf = root / f"pkg{index % packages:03d}" / f"mod{index // packages:03d}"
+        leaf.mkdir(parents=True)
+        leaf_dirs.append(leaf)
+        count = per_dir if index < leaves - 1 else files - created
+        for number in range(count):
+            _touch(leaf / f"file_{number:03d}.py")
+        created += count
+        if index % 40 == 0:  # some ignored entries
+            _touch(leaf / "debug.log")
+            (leaf / "__pycache__").mkdir()
+            _touch(leaf / "__pycache__" / "file_000.cpython-311.pyc")
+    nested = root / "pkg000"
+    (nested / ".gitignore").write_text(NESTED_GITIGNORE)
+    _touch(nested / "scratch.tmp")
+    created += 1  # pkg000/.gitignore itself is listed
+    (root / "build").mkdir()
+    for number in range(200):
+        _touch(root / "build" / f"artifact_{number}.o")
+    return created + 1, leaf_dirs  # + the root .gitignore
+
+
+def _touch(path: Path) -> None:
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+
+
+# --- ours ---------------------------------------------------------------------------------------
+
+
+class Ours:
+    def __init__(self, root: Path) -> None:
+        self.scanner = WorkspaceScanner(root)
+        self.previous = WorldState([WorkspaceSection(self.scanner.scan())])
+        self.previous.snapshot()
+        self.rendered = 0
+
+    def step(self) -> None:
+        files = self.scanner.scan()
+        current = WorldState([WorkspaceSection(files)])
+        snapshot = current.snapshot()
+        patch = snapshot.merge_patch_from(self.previous.snapshot())
+        fragments = current.render_diff(self.previous)
+        self.rendered += len(fragments) + (patch is not None)
+        self.previous = current
+
+
+# --- naive --------------------------------------------------------------------------------------
+
+
+class Naive:
+    """Full rescan, full encoding, full diff: what a stateless implementation would do."""
+
+    def __init__(self, root: Path, *, fast: bool) -> None:
+        self.root = str(root)
+        self.fast = fast
+        self.previous_paths: frozenset[str] = frozenset()
+        self.previous_encoded: Json = {}
+        self.paths_seen = 0
+        self.step()
+
+    def scan(self) -> frozenset[str]:
+        found: list[str] = []
+        chains: dict[str, list[tuple[str, object]]] = {}
+        prefix = len(self.root) + 1
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            rel = dirpath[prefix:] if len(dirpath) > len(self.root) else ""
+            chain = list(chains.get(rel.rpartition("/")[0] if rel else "", []))
+            if ".gitignore" in filenames:
+                with open(os.path.join(dirpath, ".gitignore")) as handle:
+                    lines = handle.read().splitlines()
+                rules: object = IgnoreRules(lines) if self.fast else GitIgnoreSpec.from_lines(lines)
+                chain.insert(0, (rel, rules))
+            chains[rel] = chain
+            kept_dirs = []
+            for name in dirnames:
+                if name == ".git":
+                    continue
+                path = f"{rel}/{name}" if rel else name
+                if not self.ignored(path, True, chain):
+                    kept_dirs.append(name)
+            dirnames[:] = kept_dirs
+            for name in filenames:
+                path = f"{rel}/{name}" if rel else name
+                if not self.ignored(path, False, chain):
+                    found.append(path)
+        return frozenset(found)
+
+    def ignored(self, path: str, is_dir: bool, chain: list[tuple[str, object]]) -> bool:
+        if self.fast:
+            return bool(decide(path, is_dir, tuple(chain)))  # type: ignore[arg-type]
+        for base, spec in chain:
+            relative = path[len(base) + 1 :] if base else path
+            assert isinstance(spec, GitIgnoreSpec)
+            verdict = spec.check_file(relative + "/" if is_dir else relative).include
+            if verdict is not None:
+                return bool(verdict)
+        return False
+
+    def step(self) -> None:
+        paths = self.scan()
+        encoded: Json = {"root": self.root, "files": dict.fromkeys(sorted(paths), 1)}
+        create_merge_patch(self.previous_encoded, encoded)
+        added = paths - self.previous_paths
+        removed = self.previous_paths - paths
+        self.paths_seen = len(paths) + len(added) + len(removed)
+        self.previous_paths, self.previous_encoded = paths, encoded
+
+
+# --- measurement --------------------------------------------------------------------------------
+
+
+def median_ms(
+    step: Callable[[], None], steps: int, before: Callable[[], None] | None = None
+) -> float:
+    samples: list[float] = []
+    for _ in range(steps):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        step()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--naive-steps", type=int, default=30)
+    args = parser.parse_args(argv)
+
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory(prefix="mini-codex-bench-") as tmp:
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        started = time.perf_counter()
+        listed, leaves = build_workspace(root, args.files)
+        built = time.perf_counter() - started
+        time.sleep(DEFAULT_RACY_MARGIN_NS / 1e9 + 0.2)  # let the tree age past the racy margin
+
+        counter = [0]
+
+        def add_file() -> None:
+            counter[0] += 1
+            _touch(rng.choice(leaves) / f"added_{counter[0]:05d}.py")
+
+        started = time.perf_counter()
+        ours = Ours(root)
+        first_scan = time.perf_counter() - started
+        files = ours.scanner.scan()
+        assert files.count == listed, (files.count, listed)
+        directories = ours.scanner.last_stats.directories
+
+        ours_unchanged = median_ms(ours.step, args.steps)
+        ours_added = median_ms(ours.step, args.steps, add_file)
+        added_so_far = counter[0]
+        assert ours.scanner.scan().count == listed + added_so_far
+
+        naive = Naive(root, fast=False)
+        assert naive.paths_seen >= listed + added_so_far
+        naive_unchanged = median_ms(naive.step, args.naive_steps)
+        naive_added = median_ms(naive.step, args.naive_steps, add_file)
+        fast = Naive(root, fast=True)
+        fast_unchanged = median_ms(fast.step, args.naive_steps)
+        fast_added = median_ms(fast.step, args.naive_steps, add_file)
+        final_count = ours.scanner.scan().count
+        assert final_count == listed + counter[0]
+        assert fast.previous_paths == ours.scanner.scan().paths
+
+    rows = [
+        ("ours: scan + snapshot + patch + render, unchanged", ours_unchanged),
+        ("ours: same, one file added per step", ours_added),
+        ("naive (os.walk + pathspec + full encode/diff), unchanged", naive_unchanged),
+        ("naive, one file added per step", naive_added),
+        ("naive-fast (compiled ignore rules), unchanged", fast_unchanged),
+        ("naive-fast, one file added per step", fast_added),
+    ]
+    print(
+        f"workspace: {listed} listed files, {directories} directories "
+        f"(built in {built:.1f} s; first scan {first_scan * 1000:.0f} ms); "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs"
+    )
+    print(f"{'median per step':<60} {'ms':>10}")
+    for label, value in rows:
+        print(f"{label:<60} {value:>10.3f}")
+    ratio_unchanged = naive_unchanged / ours_unchanged
+    ratio_added = naive_added / ours_added
+    print(f"{'ratio naive/ours, unchanged (target >= 20)':<60} {ratio_unchanged:>10.1f}")
+    print(f"{'ratio naive/ours, one added':<60} {ratio_added:>10.1f}")
+    print(f"{'ratio naive-fast/ours, unchanged':<60} {fast_unchanged / ours_unchanged:>10.1f}")
+    print(f"{'ratio naive-fast/ours, one added':<60} {fast_added / ours_added:>10.1f}")
+    result = {
+        "files": listed,
+        "ours_unchanged_ms": round(ours_unchanged, 3),
+        "ours_one_added_ms": round(ours_added, 3),
+        "naive_unchanged_ms": round(naive_unchanged, 3),
+        "naive_one_added_ms": round(naive_added, 3),
+        "ratio_unchanged": round(ratio_unchanged, 1),
+        "ratio_one_added": round(ratio_added, 1),
+        "target_ratio": 20,
+        "naive_fast_unchanged_ms": round(fast_unchanged, 3),
+        "naive_fast_one_added_ms": round(fast_added, 3),
+    }
+    print(json.dumps(result))
+    return 0 if ratio_unchanged >= 20 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
