@@ -20,6 +20,7 @@ from mini_codex.rollout.reader import (
     read_rollout,
 )
 from mini_codex.rollout.replay import (
+    MALFORMED_CHECKPOINT,
     PATCH_WITHOUT_BASELINE,
     Reconstructed,
     reconstruct,
@@ -29,6 +30,7 @@ from mini_codex.rollout.resume import load_resume_state, read_session_meta, repl
 
 __all__ = [
     "CHECKPOINT_KEY",
+    "MALFORMED_CHECKPOINT",
     "PATCH_WITHOUT_BASELINE",
     "CheckpointMeta",
     "PreviousTurnSettings",

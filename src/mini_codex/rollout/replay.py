@@ -76,6 +76,7 @@ from mini_codex.rollout.entries import (
 from mini_codex.rollout.lines import ReadStats
 
 __all__ = [
+    "MALFORMED_CHECKPOINT",
     "PATCH_WITHOUT_BASELINE",
     "PreviousTurnSettings",
     "Reconstructed",
@@ -88,6 +89,9 @@ __all__ = [
 
 PATCH_WITHOUT_BASELINE = "ignored world-state patch without a full snapshot"
 """Replay warning for a world-state patch that has no full snapshot to apply to (spec §6.3)."""
+
+MALFORMED_CHECKPOINT = "ignored malformed mini_codex_checkpoint metadata; replaying past it"
+"""Replay warning for a checkpoint whose payload does not decode (it still bases history)."""
 
 
 @dataclass(frozen=True)
@@ -316,6 +320,8 @@ class _Scan:
             return False
         segment.base, segment.base_cut = entry, len(segment.items)
         checkpoint = entry.checkpoint
+        if entry.is_checkpoint and checkpoint is None:
+            self.warnings.append(MALFORMED_CHECKPOINT)
         if checkpoint is None or self.pending_rollback > 0 or self.base is not None:
             return False
         # A surviving checkpoint: the segment survives (a rollback marker would have closed it
