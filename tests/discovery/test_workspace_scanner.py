@@ -143,6 +143,19 @@ def test_missing_root_gives_an_empty_listing_and_a_warning(tmp_path: Path) -> No
     )
 
 
+def test_root_that_vanishes_and_comes_back_is_listed_again(tree: Path, tmp_path: Path) -> None:
+    scanner = WorkspaceScanner(tree)
+    scanner.scan()
+    tree.rename(tmp_path / "away")
+    assert paths(scanner.scan()) == set()
+    assert scanner.warnings == (
+        f"cannot read workspace root {str(tree)!r}: No such file or directory",
+    )
+    (tmp_path / "away").rename(tree)
+    assert paths(scanner.scan()) == BASE_EXPECTED
+    assert list(scanner.warnings) == []
+
+
 def test_names_that_are_not_utf8_are_skipped_with_a_warning(tmp_path: Path) -> None:
     write(tmp_path, {"ok.txt": ""})
     os.close(os.open(os.fsencode(tmp_path) + b"/bad\xff.txt", os.O_CREAT | os.O_WRONLY))

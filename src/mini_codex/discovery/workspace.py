@@ -197,13 +197,14 @@ class WorkspaceScanner:
                 continue
             try:
                 st = stat(self._abs(rel))
-            except FileNotFoundError:
-                self._drop_tree(rel, detach=True)
-                continue
             except OSError as exc:
+                if rel and isinstance(exc, FileNotFoundError):
+                    self._drop_tree(rel, detach=True)
+                    continue
+                # The root is never dropped: it is re-checked on every scan until it is back.
                 self._clear(rel, entry)
                 entry.signature = None
-                self._warn(rel, f"cannot stat directory {self._abs(rel)!r}: {exc.strerror}")
+                self._warn(rel, self._stat_failure(rel, exc))
                 continue
             if entry.racy or entry.signature != _signature(st):
                 self._relist(rel, entry, st)
@@ -256,10 +257,8 @@ class WorkspaceScanner:
             try:
                 st = self._stat(self._abs(rel))
             except OSError as exc:
-                if rel == "":
-                    self._warn(rel, f"cannot read workspace root {self._root!r}: {exc.strerror}")
-                elif not isinstance(exc, FileNotFoundError):
-                    self._warn(rel, f"cannot stat directory {self._abs(rel)!r}: {exc.strerror}")
+                if rel == "" or not isinstance(exc, FileNotFoundError):
+                    self._warn(rel, self._stat_failure(rel, exc))
                 continue
             entry.ident = (st.st_dev, st.st_ino)
             entries = self._list(rel, entry, st)
@@ -434,6 +433,11 @@ class WorkspaceScanner:
             parent = self._dirs.get(parent_rel)
             if parent is not None:
                 parent.kinds.pop(name, None)
+
+    def _stat_failure(self, rel: str, exc: OSError) -> str:
+        if rel == "":
+            return f"cannot read workspace root {self._root!r}: {exc.strerror}"
+        return f"cannot stat directory {self._abs(rel)!r}: {exc.strerror}"
 
     def _warn(self, key: str, message: str) -> None:
         self._warnings[key] = message
