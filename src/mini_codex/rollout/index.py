@@ -1,0 +1,312 @@
+"""The session index: a SQLite cache listing the rollout files under a home directory.
+
+What belongs here: scanning ``<home>/sessions/**/rollout-*.jsonl`` (and ``.jsonl.zst``), pulling a
+few facts out of each file with one forward read (:func:`~mini_codex.rollout.reader.read_rollout`),
+and keeping them in a stdlib ``sqlite3`` database in WAL mode so listing many sessions is cheap.
+What does not: deciding which home to use (``cli/`` reads ``$MINI_CODEX_HOME``) and replay.
+
+**It is a cache, never the source of truth.** :meth:`SessionIndex.refresh` re-reads a file only
+when its ``(size, mtime_ns)`` changed or it has no row, and drops rows whose file is gone; deleting
+the database and refreshing gives the same listing. A database that SQLite cannot read is moved
+aside (``index.sqlite.corrupt-N``) and rebuilt; a database of another index schema version is
+rebuilt in place.
+
+Codex homes (``~/.codex``) use the same ``sessions/YYYY/MM/DD/rollout-*.jsonl`` layout, so the index
+lists Codex CLI sessions too; pass ``db_path`` to keep the database out of a home you do not own.
+
+Facts per file: thread id (``session_meta``, else the file name), cwd (``session_meta``, else the
+first ``turn_context``), created (``session_meta.timestamp``, else the first line's timestamp),
+updated (the last line's timestamp), the first user message (the first user-turn boundary item,
+else the first ``user_message`` event), and the number of turns: ``task_started`` events, or for
+files without task events (Codex 2025) ``user_message`` events, else user-turn boundary items.
+A file that cannot be read still gets a row (id from its name, ``error`` set), so it is listed and
+not re-read until it changes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mini_codex.errors import RolloutError
+from mini_codex.protocol import (
+    EventMsgLine,
+    Message,
+    ResponseItemLine,
+    TaskStarted,
+    TurnContextLine,
+    UserMessageEvent,
+    message_text,
+)
+from mini_codex.rollout.entries import is_user_turn_boundary
+from mini_codex.rollout.paths import ROLLOUT_SUFFIXES, parse_rollout_filename
+from mini_codex.rollout.reader import read_rollout
+
+__all__ = ["INDEX_FILENAME", "RefreshResult", "SessionIndex", "SessionInfo"]
+
+INDEX_FILENAME = "index.sqlite"
+_SCHEMA_VERSION = 1
+_FIRST_MESSAGE_MAX = 2000  # characters kept of the first user message
+_COLUMNS = (
+    "id",
+    "path",
+    "cwd",
+    "created",
+    "updated",
+    "first_user_message",
+    "turn_count",
+    "size",
+    "mtime_ns",
+    "error",
+)
+_SCHEMA = """
+CREATE TABLE sessions (
+    id TEXT NOT NULL,
+    path TEXT PRIMARY KEY,
+    cwd TEXT,
+    created TEXT,
+    updated TEXT,
+    first_user_message TEXT,
+    turn_count INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    error TEXT
+);
+CREATE INDEX sessions_id ON sessions (id);
+CREATE INDEX sessions_updated ON sessions (updated);
+"""
+_ORDER = "ORDER BY updated IS NULL, updated DESC, created DESC, path"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One indexed session (one rollout file)."""
+
+    id: str
+    path: Path
+    cwd: str | None
+    created: str | None
+    """UTC ``...Z`` timestamp as written in the file."""
+    updated: str | None
+    """Timestamp of the file's last line."""
+    first_user_message: str | None
+    turn_count: int
+    size: int
+    mtime_ns: int
+    error: str | None = None
+    """Why the file could not be read (then only id, path, size and mtime are known)."""
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """What a refresh did."""
+
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+
+
+class SessionIndex:
+    """The session index of one home directory (see module docs). Not thread-safe."""
+
+    def __init__(self, home: Path, *, db_path: Path | None = None) -> None:
+        self.home = home
+        self.db_path = db_path if db_path is not None else home / INDEX_FILENAME
+        self._db = self._connect()
+
+    def __enter__(self) -> SessionIndex:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- queries ---------------------------------------------------------------------------------
+
+    def list(self, limit: int | None = None) -> builtins.list[SessionInfo]:
+        """Sessions, most recently updated first."""
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM sessions {_ORDER}"
+        if limit is not None:
+            return self._query(sql + " LIMIT ?", (limit,))
+        return self._query(sql, ())
+
+    def find(self, id_prefix: str) -> builtins.list[SessionInfo]:
+        """Sessions whose id starts with ``id_prefix`` (case-insensitive), newest first."""
+        escaped = id_prefix.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM sessions WHERE lower(id) LIKE ? ESCAPE '\\' "
+        return self._query(sql + _ORDER, (escaped + "%",))
+
+    def latest(self, cwd: str | None = None) -> SessionInfo | None:
+        """The most recently updated session, optionally only those started in ``cwd``."""
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM sessions"
+        params: tuple[Any, ...] = ()
+        if cwd is not None:
+            sql += " WHERE cwd = ?"
+            params = (cwd,)
+        found = self._query(f"{sql} {_ORDER} LIMIT 1", params)
+        return found[0] if found else None
+
+    # --- refresh ---------------------------------------------------------------------------------
+
+    def refresh(self) -> RefreshResult:
+        """Bring the index in line with the files on disk (re-reading only changed files)."""
+        known = {
+            row[0]: (row[1], row[2])
+            for row in self._db.execute("SELECT path, size, mtime_ns FROM sessions")
+        }
+        added = updated = unchanged = 0
+        seen: set[str] = set()
+        with self._db:
+            for path in _rollout_files(self.home / "sessions"):
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue  # vanished while scanning
+                key = str(path)
+                seen.add(key)
+                previous = known.get(key)
+                if previous == (stat.st_size, stat.st_mtime_ns):
+                    unchanged += 1
+                    continue
+                info = _extract(path, stat.st_size, stat.st_mtime_ns)
+                self._db.execute(
+                    f"INSERT OR REPLACE INTO sessions ({', '.join(_COLUMNS)}) "
+                    f"VALUES ({', '.join('?' for _ in _COLUMNS)})",
+                    _row(info),
+                )
+                if previous is None:
+                    added += 1
+                else:
+                    updated += 1
+            gone = [path for path in known if path not in seen]
+            self._db.executemany("DELETE FROM sessions WHERE path = ?", [(p,) for p in gone])
+        return RefreshResult(added=added, updated=updated, removed=len(gone), unchanged=unchanged)
+
+    # --- internals -------------------------------------------------------------------------------
+
+    def _query(self, sql: str, params: tuple[Any, ...]) -> builtins.list[SessionInfo]:
+        return [_info(row) for row in self._db.execute(sql, params)]
+
+    def _connect(self) -> sqlite3.Connection:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return _open_database(self.db_path)
+        except sqlite3.DatabaseError:
+            _move_aside(self.db_path)
+            return _open_database(self.db_path)
+
+
+def _open_database(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=10.0)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version != _SCHEMA_VERSION or "sessions" not in tables:
+            with db:
+                db.execute("DROP TABLE IF EXISTS sessions")
+                db.executescript(_SCHEMA)
+                db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        db.execute("SELECT count(*) FROM sessions").fetchone()
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db
+
+
+def _move_aside(path: Path) -> None:
+    """Rename an unreadable database (and its WAL files) to ``<name>.corrupt-N``."""
+    number = 1
+    while path.with_name(f"{path.name}.corrupt-{number}").exists():
+        number += 1
+    path.replace(path.with_name(f"{path.name}.corrupt-{number}"))
+    for suffix in ("-wal", "-shm"):
+        sidecar = path.with_name(path.name + suffix)
+        if sidecar.exists():
+            sidecar.replace(path.with_name(f"{path.name}.corrupt-{number}{suffix}"))
+
+
+def _rollout_files(root: Path) -> Iterator[Path]:
+    for directory, _, files in os.walk(root):
+        for name in files:
+            if name.startswith("rollout-") and name.endswith(ROLLOUT_SUFFIXES):
+                yield Path(directory) / name
+
+
+def _extract(path: Path, size: int, mtime_ns: int) -> SessionInfo:
+    parsed = parse_rollout_filename(path.name)
+    fallback_id = parsed.thread_id if parsed is not None else path.name
+    try:
+        rollout = read_rollout(path)
+    except RolloutError as exc:
+        return SessionInfo(fallback_id, path, None, None, None, None, 0, size, mtime_ns, str(exc))
+    meta = rollout.session_meta
+    cwd = meta.cwd if meta is not None else None
+    created = meta.timestamp if meta is not None else None
+    first_message: str | None = None
+    first_event: str | None = None
+    task_started = user_events = boundaries = 0
+    for line in rollout.lines:
+        match line:
+            case EventMsgLine(payload=TaskStarted()):
+                task_started += 1
+            case EventMsgLine(payload=UserMessageEvent(message=event_text)):
+                user_events += 1
+                first_event = first_event if first_event is not None else event_text
+            case ResponseItemLine(payload=Message() as item) if is_user_turn_boundary(item):
+                boundaries += 1
+                first_message = first_message if first_message is not None else message_text(item)
+            case TurnContextLine(payload=context) if cwd is None:
+                cwd = context.cwd
+            case _:
+                pass
+    timestamps = [line.timestamp for line in rollout.lines if line.timestamp]
+    if created is None and timestamps:
+        created = timestamps[0]
+    text = first_message if first_message is not None else first_event
+    return SessionInfo(
+        id=rollout.thread_id or fallback_id,
+        path=path,
+        cwd=cwd,
+        created=created,
+        updated=timestamps[-1] if timestamps else created,
+        first_user_message=text[:_FIRST_MESSAGE_MAX] if text is not None else None,
+        turn_count=task_started or user_events or boundaries,
+        size=size,
+        mtime_ns=mtime_ns,
+    )
+
+
+def _row(info: SessionInfo) -> tuple[Any, ...]:
+    return (
+        info.id,
+        str(info.path),
+        info.cwd,
+        info.created,
+        info.updated,
+        info.first_user_message,
+        info.turn_count,
+        info.size,
+        info.mtime_ns,
+        info.error,
+    )
+
+
+def _info(row: tuple[Any, ...]) -> SessionInfo:
+    values = dict(zip(_COLUMNS, row, strict=True))
+    values["path"] = Path(values["path"])
+    return SessionInfo(**values)
