@@ -166,6 +166,13 @@ async def test_resume_repairs_torn_last_line_once(tmp_path: Path) -> None:
     assert raw[2] == b'{"timestamp":"2026-08-22T00:42:19.123Z","type":"respo'
     assert len(raw) == 4
     assert orjson.loads(raw[3])["payload"] == user_message("two").to_json()
+    rollout = read_rollout(path)
+    assert (rollout.stats.lines, rollout.stats.bad_lines) == (4, 1)
+    assert [line.type for line in rollout.lines] == [
+        "session_meta",
+        "response_item",
+        "response_item",
+    ]
 
 
 async def test_resume_of_missing_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +30,8 @@ from mini_codex.protocol import (
     developer_message,
     user_message,
 )
+from mini_codex.rollout.reader import read_rollout
+from mini_codex.rollout.replay import reconstruct
 from mini_codex.rollout.verify import VerifyResult, Violation, check_rollout, verify_rollout
 
 # --- a tiny file-building vocabulary --------------------------------------------------------------
@@ -326,3 +329,19 @@ def test_world_state_after_rollback_marker_in_discarded_turn_is_i6() -> None:
             "replay never applies it",
         )
     ]
+
+
+# --- the Codex corpus -----------------------------------------------------------------------------
+
+CODEX_CORPUS = Path(__file__).parents[1] / "fixtures" / "rollouts" / "codex"
+
+
+@pytest.mark.parametrize("path", sorted(CODEX_CORPUS.glob("*.jsonl")), ids=lambda path: path.name)
+def test_codex_corpus_file_verifies_and_agrees_with_replay(path: Path) -> None:
+    rollout = read_rollout(path)
+    checked = check_rollout(rollout.lines)
+    assert checked == VerifyResult(violations=[], baseline=reconstruct(rollout.lines).world_state)
+
+
+def test_codex_corpus_is_present() -> None:
+    assert len(list(CODEX_CORPUS.glob("*.jsonl"))) >= 8
