@@ -392,3 +392,20 @@ async def test_checkpoint_without_baseline_writes_no_world_state(tmp_path: Path)
     async with RolloutRecorder.open(path, session_meta=META) as rec:
         await rec.write_checkpoint([user_message("hi")], None, None, None, WindowInfo(0))
     assert [obj["type"] for obj in read_objects(path)] == ["session_meta", "compacted"]
+
+
+async def test_close_with_unwritable_lines_raises_naming_what_was_lost(
+    tmp_path: Path, flaky: Callable[[int, int], FlakyWrites]
+) -> None:
+    path = tmp_path / "r.jsonl"
+    rec = RolloutRecorder(path, session_meta=META)
+    async with anyio.create_task_group() as task_group:
+        await rec.start(task_group)
+        await rec.materialize()
+        flaky(0, 100)
+        await rec.record([ResponseItemLine(payload=user_message(f"m{i}")) for i in range(2)])
+        with pytest.raises(RolloutError, match=r"closing with 2 line\(s\) unwritten") as raised:
+            await rec.aclose()
+    assert str(path) in str(raised.value)
+    async with RolloutRecorder.open(path):  # the lock was released anyway
+        pass

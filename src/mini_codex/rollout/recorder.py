@@ -425,12 +425,10 @@ class RolloutRecorder:
     def _release(self, barrier: _Barrier) -> None:
         file, self._file = self._file, None
         if file is not None:
-            if barrier.error is None and (self._pending or self._in_flight is not None):
-                barrier.error = self._retry_failed(OSError("lines left after shutdown"))
             if barrier.error is not None:
                 held = len(self._pending) + (self._in_flight is not None)
                 barrier.error = RolloutError(
-                    f"{barrier.error}; closing with {held} line(s) unwritten"
+                    f"{barrier.error}; the recorder is closing with {held} line(s) unwritten"
                 )
             file.close()
         barrier.done.set()
