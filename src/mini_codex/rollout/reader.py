@@ -116,14 +116,18 @@ def iter_raw_lines(
     source = Path(path)
     with _open(source) as handle:
         stream = _decompressed(handle, source) if _is_zstd(source) else handle
+        number = 0
         try:
             for number, raw in enumerate(stream, start=1):
                 line = raw.strip()
                 if line:
                     yield number, line
         except _zstd_error() as error:
+            if number == 0:
+                raise RolloutError(f"cannot decompress rollout file {source}: {error}") from None
+            # Keep what was readable before the damage (never lose recorded data).
             if warnings is not None:
-                warnings.append(f"{source}: compressed stream ends early or is corrupt ({error})")
+                warnings.append(f"{source}: compressed stream is corrupt after line {number}")
 
 
 def iter_raw_lines_reverse(

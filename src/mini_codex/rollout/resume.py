@@ -7,9 +7,11 @@ of the file's first lines. What does not: the algorithm itself (``replay.py``).
 :func:`load_resume_state` reads the file backwards and stops at the newest surviving checkpoint or
 compaction whose tail decides the result, so its cost and memory follow the tail, not the file.
 :func:`replay_file` scans the whole file (also backwards, keeping only the surviving tail in
-memory). Both report the counters of the lines they read; lines older than where the scan stopped
-are not read at all. History is returned as recorded: a tool call left without an output (process
-killed mid-command) is repaired when the next prompt is built (``context.normalize``), not here.
+memory) and counts every line. :func:`load_resume_state` reports the counters of the lines it read;
+lines older than where its scan stopped are not read at all.
+
+History is returned as recorded: a tool call left without an output (process killed mid-command)
+is repaired when the next prompt is built (``context.normalize``), not here.
 """
 
 from __future__ import annotations
@@ -67,14 +69,17 @@ def read_session_meta(path: str | os.PathLike[str]) -> SessionMeta | None:
 def _reconstruct(source: Path, *, early_exit: bool) -> Reconstructed:
     meta = read_session_meta(source)
     stats = ReadStats()
-    result = reconstruct_entries(_entries(source, stats), early_exit=early_exit, stats=stats)
+    entries = _entries(source, stats)
+    result = reconstruct_entries(entries, early_exit=early_exit, stats=stats)
+    if not early_exit:
+        # The fold may stop at a checkpoint; a whole-file replay still counts every line.
+        for _ in entries:
+            pass
     warnings = list(result.warnings)
-    if result.stats.bad_lines:
-        warnings.insert(
-            0, f"{result.stats.bad_lines} line(s) could not be decoded and were skipped"
-        )
+    if stats.bad_lines:
+        warnings.insert(0, f"{stats.bad_lines} line(s) could not be decoded and were skipped")
     return dataclasses.replace(
-        result, session_meta=meta, warnings=tuple(warnings), stats=result.stats
+        result, session_meta=meta, warnings=tuple(warnings), stats=stats.copy()
     )
 
 
