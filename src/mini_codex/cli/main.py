@@ -35,3 +35,15 @@ def main(
     ] = False,
 ) -> None:
     """A Python coding-agent runtime built on the contracts of OpenAI Codex."""
+
+
+def _register() -> None:
+    from mini_codex.cli.run import exec_command, resume_command
+
+    app.command("exec", help="Run one task non-interactively, streaming what the agent does.")(
+        exec_command
+    )
+    app.command("resume", help="Continue a recorded session with a new task.")(resume_command)
+
+
+_register()

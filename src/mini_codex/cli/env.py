@@ -1,0 +1,96 @@
+"""Everything the CLI takes from the environment: home, config file, API keys, shell, timezone.
+
+The only module (with ``main.py``) that reads ``os.environ``; it hands plain values to the library.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from mini_codex.config import Config, load_config
+from mini_codex.errors import ConfigError
+
+HOME_ENV = "MINI_CODEX_HOME"
+
+
+def mini_codex_home() -> Path:
+    """``$MINI_CODEX_HOME``, default ``~/.mini-codex``."""
+    value = os.environ.get(HOME_ENV)
+    return Path(value).expanduser() if value else Path.home() / ".mini-codex"
+
+
+def load_effective_config(home: Path, overrides: list[str]) -> Config:
+    path = home / "config.toml"
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return load_config(text, overrides, source=str(path))
+
+
+def user_shell() -> str:
+    shell = os.environ.get("SHELL", "")
+    return shell if shell and os.path.isabs(shell) else "/bin/bash"
+
+
+def local_timezone() -> str:
+    """IANA name of the local timezone (``TZ``, ``/etc/timezone``, ``/etc/localtime``), else UTC."""
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz and "/" in tz:
+        return tz
+    try:
+        name = Path("/etc/timezone").read_text(encoding="utf-8").strip()
+        if name:
+            return name
+    except OSError:
+        pass
+    try:
+        target = os.readlink("/etc/localtime")
+        marker = "zoneinfo/"
+        if marker in target:
+            return target.split(marker, 1)[1]
+    except OSError:
+        pass
+    return tz or "Etc/UTC"
+
+
+_CHILD_ENV_KEYS = ("HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "USER")
+
+
+def child_environment() -> dict[str, str]:
+    """The environment tool commands get: a small allow-list, no API keys."""
+    return {key: os.environ[key] for key in _CHILD_ENV_KEYS if key in os.environ}
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    provider: str
+    """Short provider name for the registry (``openai``, ``chat``, ``scripted``)."""
+    provider_name: str
+    """The ``[model_providers.NAME]`` key (or ``openai``)."""
+    api_key: str | None
+    base_url: str | None
+
+
+def api_key_for(config: Config) -> ProviderChoice:
+    from mini_codex.models.registry import provider_for_wire_api
+
+    name = config.model_provider
+    table = config.model_providers.get(name)
+    if table is None:
+        if name != "openai":
+            known = ", ".join(sorted(["openai", *config.model_providers])) or "openai"
+            raise ConfigError(f"model_provider {name!r} is not configured (known: {known})")
+        return ProviderChoice(
+            "openai", "openai", os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL")
+        )
+    key = None
+    if table.env_key:
+        key = os.environ.get(table.env_key)
+        if not key:
+            raise ConfigError(
+                f"model provider {name!r} needs the environment variable {table.env_key}"
+            )
+    return ProviderChoice(provider_for_wire_api(table.wire_api), name, key, table.base_url)

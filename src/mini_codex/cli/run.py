@@ -1,0 +1,270 @@
+"""``mini-codex exec`` and ``mini-codex resume``: run a turn non-interactively and stream events."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Literal, TextIO
+
+import anyio
+import orjson
+import typer
+from rich.console import Console
+
+from mini_codex.cli.env import (
+    api_key_for,
+    child_environment,
+    load_effective_config,
+    local_timezone,
+    mini_codex_home,
+    user_shell,
+)
+from mini_codex.cli.render import render_event
+from mini_codex.config import Config
+from mini_codex.errors import MiniCodexError
+from mini_codex.models.base import ModelClient, Prompt
+from mini_codex.models.registry import resolve_model
+from mini_codex.protocol.policy import SandboxPolicy
+from mini_codex.protocol.session_events import ErrorEvent, SessionEvent
+from mini_codex.runtime.session import Session, SessionOptions
+
+SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
+
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="Model, or scripted:PATH for a script file.")
+]
+CdOpt = Annotated[Path | None, typer.Option("--cd", "-C", help="Working directory of the agent.")]
+SandboxOpt = Annotated[
+    str | None,
+    typer.Option("--sandbox", "-s", help="read-only | workspace-write | danger-full-access"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print events as JSON lines on stdout.")]
+TraceOpt = Annotated[
+    Path | None,
+    typer.Option("--trace-requests", help="Append every model request as a JSON line to FILE."),
+]
+ConfigOpt = Annotated[
+    list[str] | None,
+    typer.Option("--config", "-c", help="Override a config key: -c key=value (repeatable)."),
+]
+
+
+def _client_for(model: str, config: Config) -> ModelClient:
+    choice = api_key_for(config)
+    resolved = resolve_model(model, default_provider=choice.provider)
+    provider = config.model_providers.get(choice.provider_name)
+    if provider is None and resolved.provider == "openai":
+        from mini_codex.config import ModelProviderConfig
+
+        provider = ModelProviderConfig(name="OpenAI", base_url=choice.base_url)
+    return resolved.create(
+        provider_name=choice.provider_name, provider=provider, api_key=choice.api_key
+    )
+
+
+def _sandbox(choice: str | None, config: Config) -> SandboxPolicy | None:
+    match choice:
+        case None:
+            return None
+        case "read-only":
+            return SandboxPolicy.read_only()
+        case "workspace-write":
+            roots = tuple(config.sandbox_workspace_write.writable_roots)
+            return SandboxPolicy.workspace_write(
+                roots, network_access=config.sandbox_workspace_write.network_access
+            )
+        case "danger-full-access":
+            return SandboxPolicy.danger_full_access()
+        case _:
+            raise MiniCodexError(
+                f"unknown --sandbox {choice!r} (read-only, workspace-write, danger-full-access)"
+            )
+
+
+class _Output:
+    """Renders events: JSON lines, or rich text with streamed assistant deltas."""
+
+    def __init__(self, as_json: bool, stdout: TextIO, trace: TextIO | None) -> None:
+        self.as_json = as_json
+        self.stdout = stdout
+        self.trace = trace
+        self.console = Console(file=stdout, highlight=False, soft_wrap=True)
+        self.errors = 0
+
+    def event(self, event: SessionEvent) -> None:
+        if isinstance(event, ErrorEvent):
+            self.errors += 1
+        if self.as_json:
+            self.stdout.write(orjson.dumps(event.to_json()).decode() + "\n")
+            self.stdout.flush()
+            return
+        text = render_event(event)
+        if text is not None:
+            self.console.print(text)
+
+    def request(self, prompt: Prompt) -> None:
+        if self.trace is not None:
+            self.trace.write(orjson.dumps(prompt.to_trace_json()).decode() + "\n")
+            self.trace.flush()
+
+
+def run_session(
+    prompt: str,
+    *,
+    model: str | None,
+    cd: Path | None,
+    sandbox: str | None,
+    as_json: bool,
+    trace_requests: Path | None,
+    overrides: list[str],
+    resume_path: Path | None = None,
+) -> int:
+    home = mini_codex_home()
+    config = load_effective_config(home, overrides)
+    model_name = model or config.model
+    cwd = (cd or Path.cwd()).resolve()
+    if not cwd.is_dir():
+        raise MiniCodexError(f"--cd {cwd}: not a directory")
+    client = _client_for(model_name, config)
+    slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
+    trace = trace_requests.open("a", encoding="utf-8") if trace_requests else None
+    output = _Output(as_json, sys.stdout, trace)
+    options = SessionOptions(
+        cwd=cwd,
+        home=home,
+        client=client,
+        config=config,
+        model="scripted" if model_name.startswith("scripted:") else slug,
+        sandbox=_sandbox(sandbox, config),
+        shell=user_shell(),
+        env=child_environment(),
+        timezone=local_timezone(),
+        resume_path=resume_path,
+        on_event=output.event,
+        on_request=output.request,
+    )
+
+    async def main() -> None:
+        try:
+            async with Session.open(options) as session:
+                await session.run_turn(prompt)
+        finally:
+            await client.aclose()
+
+    try:
+        anyio.run(main)
+    finally:
+        if trace is not None:
+            trace.close()
+    return 1 if output.errors else 0
+
+
+def _prompt_or_stdin(prompt: str | None) -> str:
+    if prompt is not None and prompt != "-":
+        return prompt
+    if sys.stdin is not None and not sys.stdin.isatty():
+        text = sys.stdin.read()
+        if text.strip():
+            return text
+    raise MiniCodexError("a prompt is required (as an argument, or on stdin with '-')")
+
+
+def exec_command(
+    prompt: Annotated[str | None, typer.Argument(help="The task; '-' reads stdin.")] = None,
+    model: ModelOpt = None,
+    cd: CdOpt = None,
+    sandbox: SandboxOpt = None,
+    json_: JsonOpt = False,
+    trace_requests: TraceOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Run one task non-interactively, streaming what the agent does."""
+    _exit(
+        lambda: run_session(
+            _prompt_or_stdin(prompt),
+            model=model,
+            cd=cd,
+            sandbox=sandbox,
+            as_json=json_,
+            trace_requests=trace_requests,
+            overrides=config or [],
+        )
+    )
+
+
+def resume_command(
+    target: Annotated[
+        str | None, typer.Argument(help="Session id (or prefix) or rollout PATH.")
+    ] = None,
+    prompt: Annotated[str | None, typer.Argument(help="The next task; '-' reads stdin.")] = None,
+    last: Annotated[bool, typer.Option("--last", help="Resume the most recent session.")] = False,
+    model: ModelOpt = None,
+    cd: CdOpt = None,
+    sandbox: SandboxOpt = None,
+    json_: JsonOpt = False,
+    trace_requests: TraceOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Continue a recorded session with a new task."""
+
+    def run() -> int:
+        if last:
+            text = target if prompt is None else prompt
+            path = _latest_rollout(cd)
+        else:
+            if target is None:
+                raise MiniCodexError("give a SESSION_ID or PATH, or --last")
+            path = _find_rollout(target)
+            text = prompt
+        return run_session(
+            _prompt_or_stdin(text),
+            model=model,
+            cd=cd,
+            sandbox=sandbox,
+            as_json=json_,
+            trace_requests=trace_requests,
+            overrides=config or [],
+            resume_path=path,
+        )
+
+    _exit(run)
+
+
+def _latest_rollout(cd: Path | None) -> Path:
+    from mini_codex.rollout.index import SessionIndex
+
+    index = SessionIndex(mini_codex_home())
+    index.refresh()
+    cwd = str((cd or Path.cwd()).resolve())
+    found = index.latest(cwd=cwd) or index.latest()
+    if found is None:
+        raise MiniCodexError(f"no recorded sessions under {mini_codex_home()}")
+    return Path(found.path)
+
+
+def _find_rollout(target: str) -> Path:
+    path = Path(target).expanduser()
+    if path.exists():
+        return path
+    from mini_codex.rollout.index import SessionIndex
+
+    index = SessionIndex(mini_codex_home())
+    index.refresh()
+    found = index.find(target)
+    if not found:
+        raise MiniCodexError(f"no session or rollout file matches {target!r}")
+    if len(found) > 1:
+        ids = ", ".join(info.id for info in found[:5])
+        raise MiniCodexError(f"{target!r} matches several sessions ({ids}); give more of the id")
+    return Path(found[0].path)
+
+
+def _exit(run: Callable[[], int]) -> None:
+    """The CLI's error boundary: library errors become one clear line and exit code 2."""
+    try:
+        code = run()
+    except MiniCodexError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    raise typer.Exit(code)

@@ -1,0 +1,1 @@
+"""MCP servers: runtime, per-step binding and tool naming (not implemented yet)."""

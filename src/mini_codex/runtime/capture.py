@@ -1,0 +1,143 @@
+"""Step capture: one function, a fixed order, published only when complete (codex-runtime §2.2).
+
+Order: environments (readiness refresh) → AGENTS.md → capability roots / sandbox → workspace file
+set (ours) → MCP binding (empty until the MCP runtime lands) → ToolRouter. Every await is a
+cancellation point; a cancelled capture or a tool collision publishes nothing (the exception
+propagates and no ``StepContext`` exists).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig, LoadedAgentsMd
+from mini_codex.discovery.workspace import WorkspaceScanner
+from mini_codex.runtime.contexts import StepContext, TurnContext
+from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
+from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap
+from mini_codex.world_state import WorldState, WorldStateExtension
+from mini_codex.world_state.extensions import ExtensionContext, contribute_sections
+from mini_codex.world_state.sections import (
+    AgentsMdSection,
+    EnvironmentsSection,
+    ModelSection,
+    PermissionsSection,
+    ToolsSection,
+)
+from mini_codex.world_state.sections.environments import Environment
+from mini_codex.world_state.sections.workspace import WorkspaceSection
+
+CaptureProbe = Callable[[str], Awaitable[None]]
+"""Called with the phase name before each await of a capture (tests use it to cancel there)."""
+
+CAPTURE_PHASES = ("environments", "agents_md", "sandbox", "workspace", "mcp", "tools")
+
+
+@dataclass
+class StepServices:
+    """Session-owned services a capture reads (caches live across steps)."""
+
+    scanner: WorkspaceScanner
+    agents_md: AgentsMdCache
+    agents_md_config: AgentsMdConfig
+    tools: Sequence[RegisteredTool]
+    sandbox: SandboxAvailability | None = None
+    extensions: Sequence[WorldStateExtension] = ()
+    persist_cap: int = 2000
+    render_cap: int = 100
+    probe: CaptureProbe | None = None
+    new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+
+
+async def _phase(services: StepServices, name: str) -> None:
+    if services.probe is not None:
+        await services.probe(name)
+    await anyio.lowlevel.checkpoint()
+
+
+async def capture_step(turn: TurnContext, services: StepServices, sequence: int) -> StepContext:
+    """Capture everything a model request may see; returns the complete, frozen step."""
+    await _phase(services, "environments")
+    shell_name = os.path.basename(turn.session.shell) or None
+    environments = tuple(
+        Environment(
+            id=selection.id,
+            cwd=str(selection.cwd),
+            shell=shell_name,
+            is_primary=index == 0,
+        )
+        for index, selection in enumerate(turn.environments)
+    )
+
+    await _phase(services, "agents_md")
+    agents_md: LoadedAgentsMd = await anyio.to_thread.run_sync(
+        services.agents_md.get, turn.cwd, services.agents_md_config
+    )
+
+    await _phase(services, "sandbox")
+    if services.sandbox is None:
+        services.sandbox = await detect_bwrap()
+    sandbox = services.sandbox
+
+    await _phase(services, "workspace")
+    workspace = await anyio.to_thread.run_sync(services.scanner.scan)
+
+    await _phase(services, "mcp")
+    mcp = None
+
+    await _phase(services, "tools")
+    router = ToolRouter.build(services.tools)
+
+    return StepContext(
+        turn=turn,
+        step_id=services.new_id(),
+        sequence=sequence,
+        environments=environments,
+        agents_md=agents_md,
+        workspace=workspace,
+        sandbox=sandbox,
+        router=router,
+        mcp=mcp,
+    )
+
+
+def build_world_state(
+    step: StepContext,
+    *,
+    previous_model: str | None,
+    extensions: Sequence[WorldStateExtension] = (),
+    persist_cap: int = 2000,
+    render_cap: int = 100,
+) -> WorldState:
+    """The step's WorldState in the built-in order, then extension sections (DESIGN §4)."""
+    turn = step.turn
+    world_state = WorldState()
+    world_state.add(ModelSection(turn.model, turn.base_instructions, previous_model))
+    world_state.add(AgentsMdSection(step.agents_md.text, step.agents_md.directory))
+    world_state.add(
+        PermissionsSection(
+            turn.approval_policy,
+            turn.sandbox.mode,
+            writable_roots=turn.sandbox.writable_roots,
+            network_access=turn.sandbox.network_access,
+        )
+    )
+    world_state.add(
+        EnvironmentsSection(
+            step.environments, current_date=turn.current_date, timezone=turn.timezone
+        )
+    )
+    world_state.add(
+        WorkspaceSection(step.workspace, persist_cap=persist_cap, render_cap=render_cap)
+    )
+    world_state.add(ToolsSection(step.router.namespaces()))
+    if extensions:
+        context = ExtensionContext(cwd=str(turn.cwd), model=turn.model, turn_id=turn.turn_id)
+        for section in contribute_sections(extensions, context):
+            world_state.add(section)
+    return world_state

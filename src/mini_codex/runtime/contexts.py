@@ -1,0 +1,86 @@
+"""The three frozen contexts: Session ⊃ Turn ⊃ Step (DESIGN §3, spec/codex-runtime.md §1–§2).
+
+* ``SessionContext``: what is fixed for the session (id, home, config, shell, the rollout path).
+* ``TurnContext``: what must not change while a turn runs (model, policies, cwd, date/timezone, the
+  environment selections). Built once per user turn; settings changes build a new one.
+* ``StepContext``: what may change between model requests, captured once per request by
+  ``capture.capture_step`` and published only when complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mini_codex.config import Config
+from mini_codex.protocol import TurnContextItem
+from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
+
+if TYPE_CHECKING:
+    from mini_codex.discovery.agents_md import LoadedAgentsMd
+    from mini_codex.runtime.tool_router import ToolRouter
+    from mini_codex.sandbox.bwrap import SandboxAvailability
+    from mini_codex.world_state.sections.environments import Environment
+    from mini_codex.world_state.workspace_files import WorkspaceFiles
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    session_id: str
+    home: Path
+    config: Config
+    shell: str = "/bin/bash"
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Environment passed to tool child processes (chosen by the CLI)."""
+
+
+@dataclass(frozen=True)
+class EnvironmentSelection:
+    id: str
+    cwd: Path
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    session: SessionContext
+    turn_id: str
+    model: str
+    base_instructions: str
+    approval_policy: ApprovalPolicy
+    sandbox: SandboxPolicy
+    cwd: Path
+    current_date: str
+    timezone: str
+    environments: tuple[EnvironmentSelection, ...]
+    reasoning_effort: str | None = None
+    reasoning_summary: str | None = None
+
+    def to_turn_context_item(self) -> TurnContextItem:
+        """The persisted settings baseline of this turn (spec/codex-runtime.md §1.5)."""
+        return TurnContextItem(
+            turn_id=self.turn_id,
+            cwd=str(self.cwd),
+            current_date=self.current_date,
+            timezone=self.timezone,
+            approval_policy=self.approval_policy,
+            sandbox_policy=self.sandbox.to_turn_context_json(),
+            model=self.model,
+            effort=self.reasoning_effort,
+            summary=self.reasoning_summary or "auto",
+        )
+
+
+@dataclass(frozen=True)
+class StepContext:
+    turn: TurnContext
+    step_id: str
+    sequence: int
+    environments: tuple[Environment, ...]
+    agents_md: LoadedAgentsMd
+    workspace: WorkspaceFiles
+    sandbox: SandboxAvailability
+    router: ToolRouter
+    mcp: object | None = None
+    """The step's MCP binding (empty until the MCP runtime lands)."""

@@ -1,0 +1,345 @@
+"""The Session: owns history, the rollout recorder, the step services and the event stream.
+
+A session is opened with ``Session.open(options)`` (an async context manager owning a task group
+and, when persisting, a rollout recorder). Input goes in with ``run_turn(text)`` (run a whole turn
+in the caller's task), ``submit(text)`` (start a turn in the background, or steer the running one)
+and ``interrupt()``; everything observable comes out as ``SessionEvent``s, to the ``on_event``
+callback and to every ``subscribe()`` stream. A failed turn becomes an ``error`` event and the
+session stays usable. ``resume_path`` continues a rollout: history, world-state baseline, reference
+context and previous model are restored, so nothing is re-injected when nothing changed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib.resources import files
+from pathlib import Path
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from mini_codex import __version__
+from mini_codex.config import Config
+from mini_codex.context import ContextManager
+from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig
+from mini_codex.discovery.workspace import WorkspaceScanner
+from mini_codex.errors import MiniCodexError
+from mini_codex.models.base import ModelClient, Prompt
+from mini_codex.models.retry import RetryPolicy
+from mini_codex.protocol import ResponseItem, SessionMeta, user_message
+from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
+from mini_codex.protocol.session_events import SessionConfigured, SessionEvent
+from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
+from mini_codex.rollout.paths import new_thread_id, rollout_path
+from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
+from mini_codex.rollout.resume import load_resume_state
+from mini_codex.runtime.capture import CaptureProbe, StepServices
+from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
+from mini_codex.runtime.recording import Recording
+from mini_codex.runtime.tool_router import RegisteredTool
+from mini_codex.runtime.turn import TurnEnv, TurnState, run_turn
+from mini_codex.tools.apply_patch import ApplyPatchTool
+from mini_codex.tools.shell import ShellTool
+from mini_codex.tools.update_plan import UpdatePlanTool
+from mini_codex.world_state import WorldStateExtension, WorldStateSnapshot
+
+
+class NoActiveTurnError(MiniCodexError):
+    """Steering input was given while no turn is running."""
+
+
+def default_base_instructions() -> str:
+    return (files("mini_codex.runtime") / "prompts" / "base_instructions.md").read_text("utf-8")
+
+
+def default_tools(config: Config, *, freeform_apply_patch: bool = False) -> list[RegisteredTool]:
+    return [
+        RegisteredTool(ShellTool(default_timeout_ms=config.shell_timeout_ms)),
+        RegisteredTool(ApplyPatchTool(freeform=freeform_apply_patch)),
+        RegisteredTool(UpdatePlanTool()),
+    ]
+
+
+def _local_now() -> datetime:
+    return datetime.now().astimezone()
+
+
+@dataclass
+class SessionOptions:
+    """Everything a session needs; ``cli/`` builds it from argv, env and config files."""
+
+    cwd: Path
+    home: Path
+    client: ModelClient
+    config: Config = field(default_factory=Config)
+    model: str | None = None
+    """Model slug; defaults to ``config.model``."""
+    sandbox: SandboxPolicy | None = None
+    """Defaults to the config's ``sandbox_mode``."""
+    approval_policy: ApprovalPolicy | None = None
+    base_instructions: str | None = None
+    shell: str = "/bin/bash"
+    env: Mapping[str, str] = field(default_factory=dict)
+    timezone: str = "Etc/UTC"
+    clock: Callable[[], datetime] = _local_now
+    resume_path: Path | None = None
+    persist: bool = True
+    """Write a rollout under ``home``; False keeps the session in memory only."""
+    on_event: Callable[[SessionEvent], None] | None = None
+    on_request: Callable[[Prompt], None] | None = None
+    tools: Sequence[RegisteredTool] | None = None
+    extensions: Sequence[WorldStateExtension] = ()
+    capture_probe: CaptureProbe | None = None
+
+
+def _sandbox_from_config(config: Config) -> SandboxPolicy:
+    match config.sandbox_mode:
+        case "read-only":
+            return SandboxPolicy.read_only()
+        case "danger-full-access":
+            return SandboxPolicy.danger_full_access()
+        case "workspace-write":
+            settings = config.sandbox_workspace_write
+            return SandboxPolicy.workspace_write(
+                tuple(settings.writable_roots), network_access=settings.network_access
+            )
+
+
+class Session:
+    def __init__(self, options: SessionOptions, task_group: TaskGroup) -> None:
+        self.options = options
+        self.config = options.config
+        self.model = options.model or options.config.model
+        self.sandbox = options.sandbox or _sandbox_from_config(options.config)
+        self.approval_policy: ApprovalPolicy = (
+            options.approval_policy or options.config.approval_policy
+        )
+        self.base_instructions = options.base_instructions or default_base_instructions()
+        self.cwd = options.cwd.resolve()
+        self._tg = task_group
+        self._subscribers: list[MemoryObjectSendStream[SessionEvent]] = []
+        self.history = ContextManager()
+        self.recorder: RolloutRecorder | None = None
+        self.rollout_path: Path | None = None
+        self.session_id = ""
+        self.window = WindowInfo(number=0)
+        self.recording = Recording(self.history, None, self._emit)
+        self.state = TurnState(self.recording, checkpoint=self._maybe_checkpoint)
+        tools = options.tools if options.tools is not None else default_tools(options.config)
+        self.services = StepServices(
+            scanner=WorkspaceScanner(self.cwd),
+            agents_md=AgentsMdCache(),
+            agents_md_config=AgentsMdConfig(
+                max_bytes=options.config.project_doc_max_bytes,
+                root_markers=tuple(options.config.project_root_markers),
+            ),
+            tools=tools,
+            extensions=options.extensions,
+            persist_cap=options.config.workspace.persist_cap,
+            render_cap=options.config.workspace.render_cap,
+            probe=options.capture_probe,
+        )
+        self._retry = RetryPolicy(
+            max_retries=self._provider_stream_retries(),
+        )
+        self._active: anyio.CancelScope | None = None
+        self._turn_done: anyio.Event | None = None
+
+    def _provider_stream_retries(self) -> int:
+        provider = self.config.model_providers.get(self.config.model_provider)
+        return provider.stream_max_retries if provider is not None else 5
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, options: SessionOptions) -> AsyncIterator[Session]:
+        async with anyio.create_task_group() as task_group:
+            session = cls(options, task_group)
+            await session._start()
+            try:
+                yield session
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await session._shutdown()
+
+    async def _start(self) -> None:
+        options = self.options
+        recorder_options = RecorderOptions(
+            fsync_at_turn_end=self.config.rollout.fsync_at_turn_end,
+            fsync_on_shutdown=self.config.rollout.fsync_on_shutdown,
+            checkpoint_every_items=self.config.rollout.checkpoint_every_items,
+            checkpoint_every_bytes=self.config.rollout.checkpoint_every_bytes,
+        )
+        resumed = options.resume_path is not None
+        if options.resume_path is not None:
+            self._restore(options.resume_path)
+            self.rollout_path = options.resume_path
+            self.recorder = RolloutRecorder(options.resume_path, options=recorder_options)
+        else:
+            now = options.clock()
+            self.session_id = new_thread_id(int(now.timestamp() * 1000), os.urandom(10))
+            if options.persist:
+                self.rollout_path = rollout_path(options.home, now, self.session_id)
+                meta = SessionMeta(
+                    id=self.session_id,
+                    session_id=self.session_id,
+                    timestamp=now.isoformat(),
+                    cwd=str(self.cwd),
+                    originator="mini_codex",
+                    cli_version=__version__,
+                    model_provider=self.config.model_provider,
+                )
+                self.recorder = RolloutRecorder(
+                    self.rollout_path, session_meta=meta, options=recorder_options
+                )
+        if self.recorder is not None:
+            await self.recorder.start(self._tg)
+        self.recording.recorder = self.recorder
+        self._emit(
+            SessionConfigured(
+                session_id=self.session_id,
+                model=self.model,
+                cwd=str(self.cwd),
+                rollout_path=str(self.rollout_path) if self.rollout_path else None,
+                resumed=resumed,
+            )
+        )
+
+    def _restore(self, path: Path) -> None:
+        state = load_resume_state(path)
+        meta = state.session_meta
+        self.session_id = meta.thread_id if meta is not None else path.stem
+        self.history.replace(state.history)
+        if state.world_state is not None:
+            self.history.set_world_state_baseline(WorldStateSnapshot.from_json(state.world_state))
+        self.state.reference_context = state.reference_context
+        settings = state.previous_turn_settings
+        self.state.previous_model = settings.model if settings is not None else None
+        self.window = state.window
+
+    async def _shutdown(self) -> None:
+        if self._active is not None:
+            self._active.cancel()
+        if self._turn_done is not None:
+            await self._turn_done.wait()
+        if self.recorder is not None:
+            await self.recorder.aclose()
+        for stream in self._subscribers:
+            stream.close()
+
+    # --- events ------------------------------------------------------------------------------
+
+    def subscribe(self) -> MemoryObjectReceiveStream[SessionEvent]:
+        """A stream of every event from now on (unbounded buffer: read it)."""
+        send, receive = anyio.create_memory_object_stream[SessionEvent](math.inf)
+        self._subscribers.append(send)
+        return receive
+
+    def _emit(self, event: SessionEvent) -> None:
+        if self.options.on_event is not None:
+            self.options.on_event(event)
+        for stream in self._subscribers:
+            try:
+                stream.send_nowait(event)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+
+    # --- turns -------------------------------------------------------------------------------
+
+    @property
+    def turn_active(self) -> bool:
+        return self._active is not None
+
+    def new_turn_context(self, turn_id: str | None = None) -> TurnContext:
+        now = self.options.clock()
+        session_ctx = SessionContext(
+            session_id=self.session_id,
+            home=self.options.home,
+            config=self.config,
+            shell=self.options.shell,
+            env=self.options.env,
+        )
+        return TurnContext(
+            session=session_ctx,
+            turn_id=turn_id or str(uuid.uuid4()),
+            model=self.model,
+            base_instructions=self.base_instructions,
+            approval_policy=self.approval_policy,
+            sandbox=self.sandbox,
+            cwd=self.cwd,
+            current_date=now.strftime("%Y-%m-%d"),
+            timezone=self.options.timezone,
+            environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
+            reasoning_effort=self.config.model_reasoning_effort,
+            reasoning_summary=self.config.model_reasoning_summary,
+        )
+
+    async def run_turn(self, text: str | Sequence[ResponseItem]) -> str | None:
+        """Run one user turn to completion; returns the last agent message."""
+        if self._active is not None:
+            raise MiniCodexError("a turn is already running; use steer() or submit()")
+        items = [user_message(text)] if isinstance(text, str) else list(text)
+        turn = self.new_turn_context()
+        env = TurnEnv(
+            services=self.services,
+            client=self.options.client,
+            retry=self._retry,
+            on_request=self.options.on_request,
+        )
+        self._turn_done = anyio.Event()
+        with anyio.CancelScope() as scope:
+            self._active = scope
+            try:
+                return await run_turn(self.state, turn, items, env)
+            finally:
+                self._active = None
+                self._turn_done.set()
+        return None  # interrupted
+
+    def submit(self, text: str) -> None:
+        """Start a turn in the background, or steer the running turn with ``text``."""
+        if self._active is not None:
+            self.steer(text)
+        else:
+            self._tg.start_soon(self.run_turn, text)
+
+    def steer(self, text: str) -> None:
+        if self._active is None:
+            raise NoActiveTurnError("no active turn to steer")
+        if not text.strip():
+            raise MiniCodexError("steering input is empty")
+        self.state.pending_input.append(user_message(text))
+
+    def interrupt(self) -> None:
+        if self._active is not None:
+            self._active.cancel()
+
+    # --- checkpoints -------------------------------------------------------------------------
+
+    async def _maybe_checkpoint(self) -> None:
+        recorder = self.recorder
+        if recorder is None or not recorder.checkpoint_due():
+            return
+        baseline = self.history.world_state_baseline
+        settings = (
+            PreviousTurnSettings(
+                model=self.state.previous_model, comp_hash=None, realtime_active=None
+            )
+            if self.state.previous_model is not None
+            else None
+        )
+        await recorder.write_checkpoint(
+            self.history.items,
+            baseline.to_json() if baseline is not None else None,
+            self.state.reference_context,
+            settings,
+            self.window,
+        )

@@ -1,0 +1,140 @@
+"""ToolCallRuntime: dispatch of the tool calls of one sampling request.
+
+* A call starts the moment its item arrives (``handle_tool_call``), while the stream continues.
+* Parallel-capable tools share the read side of one lock; all others take the write side.
+* Calls execute against the step that advertised them (its router and context), whatever happens
+  to the session meanwhile.
+* ``drain()`` returns the outputs in call order. Cancelled or unfinished calls get the aborted
+  outputs of spec/codex-runtime.md §5.4; tool failures and unknown tools are answered to the model,
+  never raised.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.abc import TaskGroup
+
+from mini_codex.protocol import (
+    CustomToolCall,
+    CustomToolCallOutput,
+    FunctionCall,
+    FunctionCallOutput,
+)
+from mini_codex.runtime.rwlock import RWLock
+from mini_codex.runtime.tool_router import ToolRouter
+from mini_codex.tools.base import ToolContext, ToolOutput
+
+ToolCallItem = FunctionCall | CustomToolCall
+ToolOutputItem = FunctionCallOutput | CustomToolCallOutput
+
+_SHELL_LIKE = frozenset({"shell", "shell_command", "exec_command"})
+
+
+def aborted_output_text(tool_name: str, elapsed_s: float) -> str:
+    """The model-visible output of a call aborted by cancellation (§5.4)."""
+    secs = max(elapsed_s, 0.1)
+    shown = math.floor(secs * 10 + 0.5) / 10
+    if tool_name in _SHELL_LIKE:
+        return f"Wall time: {shown:.1f} seconds\naborted by user"
+    return f"aborted by user after {shown:.1f}s"
+
+
+def output_item(call: ToolCallItem, text: str) -> ToolOutputItem:
+    if isinstance(call, CustomToolCall):
+        return CustomToolCallOutput(call_id=call.call_id, output=text)
+    return FunctionCallOutput(call_id=call.call_id, output=text)
+
+
+@dataclass
+class _Pending:
+    call: ToolCallItem
+    started: float
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: ToolOutput | None = None
+    finished_at: float | None = None
+
+
+class ToolCallRuntime:
+    def __init__(
+        self,
+        router: ToolRouter,
+        context_for: Callable[[ToolCallItem], ToolContext],
+        task_group: TaskGroup,
+        *,
+        on_begin: Callable[[ToolCallItem], None] | None = None,
+        on_end: Callable[[ToolCallItem, ToolOutput, float], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._router = router
+        self._context_for = context_for
+        self._tg = task_group
+        self._lock = RWLock()
+        self._pending: list[_Pending] = []
+        self._on_begin = on_begin
+        self._on_end = on_end
+        self._clock = clock
+
+    def handle_tool_call(self, call: ToolCallItem) -> None:
+        """Start dispatching ``call`` now; its output is collected by ``drain``."""
+        pending = _Pending(call=call, started=self._clock())
+        self._pending.append(pending)
+        if self._on_begin is not None:
+            self._on_begin(call)
+        self._tg.start_soon(self._run, pending)
+
+    async def _run(self, pending: _Pending) -> None:
+        call = pending.call
+        try:
+            pending.result = await self._dispatch(call)
+        finally:
+            pending.finished_at = self._clock()
+            pending.done.set()
+        if self._on_end is not None and pending.result is not None:
+            self._on_end(call, pending.result, pending.finished_at - pending.started)
+
+    async def _dispatch(self, call: ToolCallItem) -> ToolOutput:
+        name = call.name
+        tool = self._router.lookup(name)
+        if tool is None:
+            kind = "custom tool call" if isinstance(call, CustomToolCall) else "call"
+            return ToolOutput(text=f"unsupported {kind}: {name}", success=False)
+        wants_custom = tool.spec.kind == "custom"
+        if wants_custom != isinstance(call, CustomToolCall):
+            return ToolOutput(text=f"tool {name} invoked with incompatible payload", success=False)
+        payload = call.input if isinstance(call, CustomToolCall) else call.arguments
+        ctx = self._context_for(call)
+        lock = self._lock.read() if tool.spec.supports_parallel else self._lock.write()
+        async with lock:
+            try:
+                return await tool.call(payload, ctx)
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception as exc:  # a tool bug must not take the turn down
+                return ToolOutput(text=f"tool {name} failed: {exc}", success=False)
+
+    @property
+    def calls(self) -> list[ToolCallItem]:
+        return [p.call for p in self._pending]
+
+    async def wait_all(self) -> None:
+        for pending in self._pending:
+            await pending.done.wait()
+
+    def outputs(self) -> list[ToolOutputItem]:
+        """Outputs in call order; calls without a result get the aborted output."""
+        now = self._clock()
+        items: list[ToolOutputItem] = []
+        for pending in self._pending:
+            if pending.result is not None:
+                items.append(output_item(pending.call, pending.result.text))
+            else:
+                elapsed = (pending.finished_at or now) - pending.started
+                items.append(
+                    output_item(pending.call, aborted_output_text(pending.call.name, elapsed))
+                )
+        return items

@@ -1,0 +1,215 @@
+"""``run_turn``: the step loop of one user turn (spec/codex-runtime.md §3).
+
+Preamble: capture the first step (recording the input even when cancelled there, I9), record the
+turn-start context updates, record the user input. Loop: drain pending input (not on the first
+iteration of a turn that has input), reuse the first step unless pending input arrived, else
+capture a new one; record the step's world-state diff before the request (I7); sample; follow up
+while there are tool calls, ``end_turn == false`` or pending input. Errors become events; the
+session stays usable. Cancellation records aborted tool outputs, the input and a
+``<turn_aborted>`` marker, then the ``turn_aborted`` event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+
+from mini_codex.errors import ModelError
+from mini_codex.models.base import ModelClient, Prompt, TokenUsage
+from mini_codex.models.retry import RetryPolicy
+from mini_codex.protocol import (
+    EventMsgLine,
+    ResponseItem,
+    TaskComplete,
+    TaskStarted,
+    TokenCount,
+    TurnAborted,
+    TurnContextItem,
+    UserMessageEvent,
+    message_text,
+    user_message,
+)
+from mini_codex.protocol.items import Message
+from mini_codex.protocol.session_events import ErrorEvent, StepStarted
+from mini_codex.runtime.capture import StepServices, build_world_state, capture_step
+from mini_codex.runtime.context_updates import (
+    record_context_updates,
+    record_step_world_state_if_changed,
+)
+from mini_codex.runtime.contexts import StepContext, TurnContext
+from mini_codex.runtime.recording import Recording
+from mini_codex.runtime.sampling import run_sampling_request
+
+TURN_ABORTED_MARKER = (
+    "<turn_aborted>\nThe user interrupted the previous turn; its unfinished work was abandoned."
+    "\n</turn_aborted>"
+)
+
+
+@dataclass
+class TokenTotals:
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_output_tokens: int = 0
+    total_tokens: int = 0
+
+    def add(self, usage: TokenUsage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
+        self.output_tokens += usage.output_tokens
+        self.reasoning_output_tokens += usage.reasoning_output_tokens
+        self.total_tokens += usage.total_tokens
+
+    def to_json(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class TurnState:
+    """Session state the active turn reads and advances (one turn runs at a time)."""
+
+    recording: Recording
+    reference_context: TurnContextItem | None = None
+    previous_model: str | None = None
+    pending_input: list[ResponseItem] = field(default_factory=list)
+    session_tokens: TokenTotals = field(default_factory=TokenTotals)
+    checkpoint: Callable[[], Awaitable[None]] | None = None
+    """Awaited between steps; writes a rollout checkpoint when one is due."""
+
+    def take_pending(self) -> list[ResponseItem]:
+        taken, self.pending_input = self.pending_input, []
+        return taken
+
+
+@dataclass(frozen=True)
+class TurnEnv:
+    services: StepServices
+    client: ModelClient
+    retry: RetryPolicy
+    on_request: Callable[[Prompt], None] | None = None
+
+
+async def _record_input(state: TurnState, items: Sequence[ResponseItem]) -> None:
+    recording = state.recording
+    await recording.record_items(items)
+    for item in items:
+        if isinstance(item, Message) and item.role == "user":
+            event = UserMessageEvent(message=message_text(item))
+            await recording.record_lines([EventMsgLine(payload=event)])
+            recording.emit(event)
+
+
+async def _persist_event(
+    state: TurnState, event: TaskStarted | TaskComplete | TurnAborted | TokenCount
+) -> None:
+    await state.recording.record_lines([EventMsgLine(payload=event)])
+    state.recording.emit(event)
+
+
+async def run_turn(
+    state: TurnState, turn: TurnContext, user_input: Sequence[ResponseItem], env: TurnEnv
+) -> str | None:
+    """Run one turn to completion; returns the last agent message (None on error/abort)."""
+    recording = state.recording
+    recording.turn_id = turn.turn_id
+    await _persist_event(state, TaskStarted(turn_id=turn.turn_id))
+    input_recorded = False
+    turn_tokens = TokenTotals()
+    last_message: str | None = None
+    try:
+        first_step = await capture_step(turn, env.services, 1)
+        live = build_world_state(
+            first_step,
+            previous_model=state.previous_model,
+            extensions=env.services.extensions,
+            persist_cap=env.services.persist_cap,
+            render_cap=env.services.render_cap,
+        )
+        update = await record_context_updates(
+            recording, live, turn.to_turn_context_item(), state.reference_context
+        )
+        state.reference_context = update.reference_context
+        await _record_input(state, user_input)
+        input_recorded = True
+        state.previous_model = turn.model
+
+        next_step: StepContext | None = first_step
+        sequence = 1
+        can_drain = not user_input
+        while True:
+            pending = state.take_pending() if can_drain else []
+            if pending:
+                await _record_input(state, pending)
+            if state.checkpoint is not None:
+                await state.checkpoint()
+            if next_step is not None and not pending:
+                step = next_step
+                world_state = live
+            else:
+                sequence += 1
+                step = await capture_step(turn, env.services, sequence)
+                world_state = build_world_state(
+                    step,
+                    previous_model=state.previous_model,
+                    extensions=env.services.extensions,
+                    persist_cap=env.services.persist_cap,
+                    render_cap=env.services.render_cap,
+                )
+            next_step = None
+            changed = await record_step_world_state_if_changed(recording, live, world_state)
+            live = world_state
+            recording.emit(
+                StepStarted(
+                    turn_id=turn.turn_id,
+                    step_id=step.step_id,
+                    sequence=step.sequence,
+                    world_state_changed=changed,
+                )
+            )
+            try:
+                outcome = await run_sampling_request(
+                    step, env.client, recording, policy=env.retry, on_request=env.on_request
+                )
+            except ModelError as err:
+                recording.emit(ErrorEvent(message=str(err), turn_id=turn.turn_id))
+                break
+            if outcome.usage is not None:
+                turn_tokens.add(outcome.usage)
+                state.session_tokens.add(outcome.usage)
+                await _persist_event(
+                    state,
+                    TokenCount(
+                        info={
+                            "total_token_usage": state.session_tokens.to_json(),
+                            "turn_token_usage": turn_tokens.to_json(),
+                        }
+                    ),
+                )
+            can_drain = True
+            if not (outcome.needs_follow_up or state.pending_input):
+                last_message = outcome.last_agent_message
+                break
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            if not input_recorded:
+                await _record_input(state, user_input)
+            await recording.record_items([user_message(TURN_ABORTED_MARKER)])
+            await _persist_event(state, TurnAborted(turn_id=turn.turn_id, reason="interrupted"))
+            if recording.recorder is not None:
+                await recording.recorder.turn_ended()
+        raise
+    except Exception as exc:  # a bug or an I/O failure: report it, keep the session usable
+        recording.emit(ErrorEvent(message=f"turn failed: {exc}", turn_id=turn.turn_id))
+        if not input_recorded:
+            with anyio.CancelScope(shield=True):
+                await _record_input(state, user_input)
+    await _persist_event(state, TaskComplete(turn_id=turn.turn_id, last_agent_message=last_message))
+    if recording.recorder is not None:
+        await recording.recorder.turn_ended()
+    return last_message
+
+
+__all__ = ["TokenTotals", "TurnEnv", "TurnState", "run_turn"]
