@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mini_codex.world_state.workspace_files import (
@@ -66,6 +66,7 @@ def test_changes_since_is_recorded_not_recomputed() -> None:
     assert step.sorted_paths() == tuple(sorted((base.paths - {"f1"}) | {"new"}))
 
 
+@settings(max_examples=60, deadline=None)
 @given(path_sets, st.lists(st.tuples(path_sets, path_sets), max_size=5), st.booleans())
 def test_derivation_laws(
     start: frozenset[str], steps: list[tuple[frozenset[str], frozenset[str]]], sort_first: bool
