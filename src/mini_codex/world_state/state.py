@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeAlias
 
@@ -96,7 +97,7 @@ class _Slot:
                 "failed to serialize world-state section snapshot (section %s)", self.section_id
             )
             return None
-        stripped = strip_null_fields(encoded)
+        stripped = _strip_cached(encoded)
         if stripped is None:
             logger.error(
                 "world-state section snapshot cannot be null (section %s)", self.section_id
@@ -319,3 +320,28 @@ class WorldState:
         if slot.unchanged_since(before):
             return None  # contract: Known(current) renders nothing
         return slot.render(Known(before.typed()))
+
+
+_STRIP_CACHE: OrderedDict[int, tuple[Json, Json]] = OrderedDict()
+_STRIP_CACHE_SIZE = 64
+
+
+def _strip_cached(encoded: Json) -> Json:
+    """``strip_null_fields`` memoized by object identity.
+
+    Sections that cache their encoding (``workspace`` returns the same dict while the file set is
+    unchanged) then cost O(1) per step here too. The cache holds the encoded object itself, so an
+    id is never reused while its entry lives.
+    """
+    if not isinstance(encoded, dict):
+        return strip_null_fields(encoded)
+    key = id(encoded)
+    hit = _STRIP_CACHE.get(key)
+    if hit is not None and hit[0] is encoded:
+        _STRIP_CACHE.move_to_end(key)
+        return hit[1]
+    stripped = strip_null_fields(encoded)
+    _STRIP_CACHE[key] = (encoded, stripped)
+    if len(_STRIP_CACHE) > _STRIP_CACHE_SIZE:
+        _STRIP_CACHE.popitem(last=False)
+    return stripped

@@ -1,8 +1,7 @@
 """The built-in WorldState sections, one module each (spec/codex-worldstate.md §2, DESIGN §4).
 
 ``BUILTIN_SECTION_ORDER`` is the order the runtime adds them to a step's ``WorldState``; extension
-sections follow. Section IDs are persisted in rollouts: never rename one. ``workspace`` lives in its
-own module (``sections/workspace.py``) and is not re-exported here.
+sections follow. Section IDs are persisted in rollouts: never rename one.
 """
 
 from typing import Final
@@ -24,6 +23,7 @@ from mini_codex.world_state.sections.permissions import (
     SandboxMode,
 )
 from mini_codex.world_state.sections.tools import ToolsSection
+from mini_codex.world_state.sections.workspace import WorkspaceSection
 
 __all__ = [
     "BUILTIN_SECTION_ORDER",
@@ -41,6 +41,7 @@ __all__ = [
     "PermissionsSnapshot",
     "SandboxMode",
     "ToolsSection",
+    "WorkspaceSection",
 ]
 
 BUILTIN_SECTION_ORDER: Final[tuple[str, ...]] = (
