@@ -30,9 +30,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from mini_codex.protocol import CompactedItem, ResponseItem, TurnContextItem
+from mini_codex.rollout.lines import DECODE_ERRORS
 
 CHECKPOINT_KEY = "mini_codex_checkpoint"
 """The extra ``compacted`` payload field that marks a mini-codex checkpoint."""
@@ -122,7 +121,7 @@ def parse_checkpoint_meta(value: object) -> CheckpointMeta | None:
     window = value.get("window")
     try:
         context = None if reference is None else TurnContextItem.model_validate(reference)
-    except ValidationError:
+    except DECODE_ERRORS:
         return None
     try:
         parsed_settings = _parse_settings(settings)

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias, assert_never
 
 import orjson
-from pydantic import ValidationError
 
 from mini_codex.jsonmerge import JsonObject
 from mini_codex.protocol import (
@@ -60,7 +59,13 @@ from mini_codex.rollout.checkpoint import (
     parse_checkpoint_meta,
     uuid_v7,
 )
-from mini_codex.rollout.lines import GHOST_SNAPSHOT, ReadStats, Skip, normalize_envelope
+from mini_codex.rollout.lines import (
+    DECODE_ERRORS,
+    GHOST_SNAPSHOT,
+    ReadStats,
+    Skip,
+    normalize_envelope,
+)
 
 INTER_AGENT_COMMUNICATION = "inter_agent_communication"
 
@@ -153,7 +158,7 @@ class CompactedEntry:
         for raw in self.raw_history or ():
             try:
                 items.append(RESPONSE_ITEM_ADAPTER.validate_python(raw))
-            except ValidationError:
+            except DECODE_ERRORS:
                 failed += 1
         return items, failed
 
@@ -338,7 +343,7 @@ def _raw_compacted(payload: object) -> CompactedEntry | None:
     scalars = {key: value for key, value in payload.items() if key != "replacement_history"}
     try:
         item = CompactedItem.model_validate(scalars)
-    except ValidationError:
+    except DECODE_ERRORS:
         return None
     return _compacted_entry(item, None, history)
 
@@ -409,7 +414,7 @@ def _raw_event(payload: object) -> tuple[bool, Entry | None]:
     if kind in _USED_EVENTS:
         try:
             return True, _event_entry(EVENT_MSG_ADAPTER.validate_python(payload))
-        except ValidationError:
+        except DECODE_ERRORS:
             return False, None
     if kind == "token_count":
         info = payload.get("info")
@@ -463,7 +468,7 @@ def classify(obj: object, stats: ReadStats) -> Entry | None:
                 stats.unknown_items += 1
                 if kind == INTER_AGENT_COMMUNICATION and isinstance(payload, dict):
                     entry = InterAgentEntry(payload)
-    except ValidationError:
+    except DECODE_ERRORS:
         ok = False
     if not ok:
         stats.bad_lines += 1

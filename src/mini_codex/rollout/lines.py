@@ -71,6 +71,11 @@ class ReadStats:
         }
 
 
+DECODE_ERRORS: tuple[type[Exception], ...] = (ValidationError, TypeError)
+"""What validating a parsed JSON value can raise. ``TypeError`` comes from the protocol's tag
+functions when a ``type`` field holds an unhashable value (a list or an object)."""
+
+
 class Skip(enum.Enum):
     """Why a well-formed line produces no rollout line."""
 
@@ -172,7 +177,7 @@ def decode_line(obj: object, stats: ReadStats | None = None) -> RolloutLine | No
         return None
     try:
         line = ROLLOUT_LINE_ADAPTER.validate_python(envelope)
-    except ValidationError:
+    except DECODE_ERRORS:
         stats.bad_lines += 1
         return None
     if isinstance(line, UnknownLine):

@@ -38,8 +38,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from pydantic import ValidationError
-
 from mini_codex.jsonmerge import JsonObject, apply_merge_patch
 from mini_codex.protocol import (
     Message,
@@ -73,7 +71,7 @@ from mini_codex.rollout.entries import (
     entry_from_line,
     is_user_turn_boundary,
 )
-from mini_codex.rollout.lines import ReadStats
+from mini_codex.rollout.lines import DECODE_ERRORS, ReadStats
 
 __all__ = [
     "MALFORMED_CHECKPOINT",
@@ -398,7 +396,7 @@ class _Scan:
                 case ItemEntry():
                     try:
                         history.append(entry.materialize())
-                    except ValidationError:
+                    except DECODE_ERRORS:
                         stats.bad_lines += 1
                         self.warnings.append("skipped a response item that does not decode")
                 case InterAgentEntry():
