@@ -10,7 +10,7 @@ from __future__ import annotations
 import tomllib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mini_codex.errors import ConfigError
 
@@ -56,6 +56,48 @@ class WorkspaceConfig(_Section):
     """At most this many added/removed paths are listed to the model per update."""
 
 
+class McpServerConfig(_Section):
+    """One ``[mcp_servers.NAME]`` table: a stdio command or a streamable HTTP ``url``."""
+
+    command: str | None = None
+    """Executable of a stdio server (found on ``PATH``)."""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment of a stdio server (on top of HOME, LOGNAME, PATH, SHELL, TERM, USER)."""
+    env_vars: tuple[str, ...] = ()
+    """Names of variables copied from mini-codex's own environment into a stdio server's."""
+    cwd: str | None = None
+    url: str | None = None
+    """Endpoint of a streamable HTTP server (``http://127.0.0.1:3001/mcp``)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    http_headers: dict[str, str] = Field(default_factory=dict)
+    """Codex's name for ``headers``; both are sent (``headers`` wins on a clash)."""
+    bearer_token_env_var: str | None = None
+    """Environment variable holding a bearer token sent as ``Authorization`` (HTTP only)."""
+    enabled: bool = True
+    required: bool = False
+    """Steps wait for this server, and ``exec`` fails when it cannot start."""
+    startup_timeout_sec: float = Field(default=30.0, gt=0)
+    tool_timeout_sec: float = Field(default=60.0, gt=0)
+    enabled_tools: tuple[str, ...] | None = None
+    """Allow-list of raw tool names (None: all)."""
+    disabled_tools: tuple[str, ...] = ()
+    """Deny-list of raw tool names, applied after ``enabled_tools``."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                "an MCP server needs either `command` (stdio) or `url` (streamable HTTP)"
+                + (", not both" if self.command is not None else "")
+            )
+        return self
+
+    @property
+    def transport(self) -> Literal["stdio", "streamable_http"]:
+        return "stdio" if self.command is not None else "streamable_http"
+
+
 class Config(_Section):
     """The effective configuration (file + overrides)."""
 
@@ -72,7 +114,9 @@ class Config(_Section):
     shell_timeout_ms: int = 10_000
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
-    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    mcp_optional_startup_grace_ms: int = Field(default=1000, ge=0)
+    """How long a step capture waits, once per connection set, for optional MCP servers."""
 
     def unknown_keys(self) -> list[str]:
         """Dotted names of keys this version does not know (reported, not fatal)."""
