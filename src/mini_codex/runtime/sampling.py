@@ -176,6 +176,8 @@ async def _try_sampling_request(
                 outputs = runtime.outputs()
                 if outputs:
                     await io.record_items(outputs)
+    # A request cancelled while its tools drained ends here, not in the next step (§4.3).
+    await anyio.lowlevel.checkpoint_if_cancelled()
     if error is not None:
         raise error
     assert outcome is not None
