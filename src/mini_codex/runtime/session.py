@@ -2,11 +2,13 @@
 
 A session is opened with ``Session.open(options)`` (an async context manager owning a task group
 and, when persisting, a rollout recorder). Input goes in with ``run_turn(text)`` (run a whole turn
-in the caller's task), ``submit(text)`` (start a turn in the background, or steer the running one)
-and ``interrupt()``; everything observable comes out as ``SessionEvent``s, to the ``on_event``
-callback and to every ``subscribe()`` stream. A failed turn becomes an ``error`` event and the
-session stays usable. ``resume_path`` continues a rollout: history, world-state baseline, reference
-context and previous model are restored, so nothing is re-injected when nothing changed.
+in the caller's task, after the running one), ``submit(text)`` (start a turn in the background, or
+steer the running one) and ``interrupt()``. Input steered too late for a turn is answered by a
+follow-up turn (after an interrupt, it opens the next turn). Everything observable comes out as
+``SessionEvent``s, to the ``on_event`` callback and to every ``subscribe()`` stream. A failed turn
+becomes an ``error`` event and the session stays usable. ``resume_path`` continues a rollout:
+history, world-state baseline, reference context and previous model are restored, so nothing is
+re-injected when nothing changed.
 """
 
 from __future__ import annotations
@@ -151,6 +153,7 @@ class Session:
         )
         self._active: anyio.CancelScope | None = None
         self._turn_done: anyio.Event | None = None
+        self._closing = False
 
     def _provider_stream_retries(self) -> int:
         provider = self.config.model_providers.get(self.config.model_provider)
@@ -226,6 +229,7 @@ class Session:
         self.window = state.window
 
     async def _shutdown(self) -> None:
+        self._closing = True
         if self._active is not None:
             self._active.cancel()
         if self._turn_done is not None:
@@ -283,33 +287,62 @@ class Session:
         )
 
     async def run_turn(self, text: str | Sequence[ResponseItem]) -> str | None:
-        """Run one user turn to completion; returns the last agent message."""
-        if self._active is not None:
-            raise MiniCodexError("a turn is already running; use steer() or submit()")
-        items = [user_message(text)] if isinstance(text, str) else list(text)
-        turn = self.new_turn_context()
-        env = TurnEnv(
-            services=self.services,
-            client=self.options.client,
-            retry=self._retry,
-            on_request=self.options.on_request,
-        )
+        """Run one user turn to completion; returns the last agent message.
+
+        Turns run one at a time: while another turn runs (or is finishing), this waits for it.
+        """
+        while self._turn_done is not None and self._active is not None:
+            await self._turn_done.wait()
+        if self._closing:
+            raise MiniCodexError("the session is shutting down")
+        return await self._run_turn(*self._claim_turn(text))
+
+    def _claim_turn(
+        self, text: str | Sequence[ResponseItem]
+    ) -> tuple[anyio.CancelScope, list[ResponseItem]]:
+        """Mark a turn active now, before its task runs, so submit/steer/interrupt see it.
+
+        Input steered too late for the previous turn (after its last request, or before it was
+        interrupted) is kept: it opens this turn, before the new input.
+        """
+        items = self.state.take_pending()
+        items.extend([user_message(text)] if isinstance(text, str) else text)
+        scope = anyio.CancelScope()
+        self._active = scope
         self._turn_done = anyio.Event()
-        with anyio.CancelScope() as scope:
-            self._active = scope
-            try:
-                return await run_turn(self.state, turn, items, env)
-            finally:
-                self._active = None
-                self._turn_done.set()
-        return None  # interrupted
+        return scope, items
+
+    async def _run_turn(self, scope: anyio.CancelScope, items: list[ResponseItem]) -> str | None:
+        done = self._turn_done
+        assert done is not None
+        interrupted = True
+        try:
+            turn = self.new_turn_context()
+            env = TurnEnv(
+                services=self.services,
+                client=self.options.client,
+                retry=self._retry,
+                on_request=self.options.on_request,
+            )
+            with scope:
+                result = await run_turn(self.state, turn, items, env)
+                interrupted = False
+                return result
+            return None  # interrupted
+        finally:
+            self._active = None
+            done.set()
+            if self.state.pending_input and not interrupted and not self._closing:
+                # Input steered after the turn's last request is answered by a follow-up turn
+                # (after an interrupt it waits for the next turn instead).
+                self._tg.start_soon(self._run_turn, *self._claim_turn([]))
 
     def submit(self, text: str) -> None:
         """Start a turn in the background, or steer the running turn with ``text``."""
         if self._active is not None:
             self.steer(text)
         else:
-            self._tg.start_soon(self.run_turn, text)
+            self._tg.start_soon(self._run_turn, *self._claim_turn(text))
 
     def steer(self, text: str) -> None:
         if self._active is None:
