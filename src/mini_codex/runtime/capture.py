@@ -20,6 +20,7 @@ from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
 from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap
+from mini_codex.sandbox.policy import writable_roots
 from mini_codex.world_state import WorldState, WorldStateExtension
 from mini_codex.world_state.extensions import ExtensionContext, contribute_sections
 from mini_codex.world_state.sections import (
@@ -123,7 +124,10 @@ def build_world_state(
         PermissionsSection(
             turn.approval_policy,
             turn.sandbox.mode,
-            writable_roots=turn.sandbox.writable_roots,
+            # What the tools enforce: for workspace-write, the cwd and the extra roots.
+            writable_roots=[
+                str(root) for root in writable_roots(turn.sandbox, str(turn.cwd)).roots
+            ],
             network_access=turn.sandbox.network_access,
         )
     )
