@@ -1,0 +1,315 @@
+"""The OpenAI Responses API provider (``wire_api = "responses"``), on the official ``openai`` SDK.
+
+Request (spec codex-runtime §4.1): ``responses.create(stream=True, model, instructions, input,
+tools, tool_choice="auto", parallel_tool_calls=True, store=False)``. Reasoning is requested only
+for model families known to reason (``supports_reasoning``: names starting ``gpt-5``, ``o1``,
+``o3``, ``o4``, ``codex-`` or ``gpt-oss``, after any ``org/`` prefix): then ``reasoning =
+{effort?, summary}`` (summary defaults to ``"auto"``; ``"none"`` omits it) and
+``include = ["reasoning.encrypted_content"]`` so reasoning is carried in history under
+``store=false``.
+
+History items are sent in the API's input shape (``request_input``), as Codex does: item ids
+are never sent (with ``store=false`` they reference nothing on the server), reasoning items
+without ``encrypted_content`` are dropped (the server could not use them), and items of types the
+API does not take back (``ghost_snapshot``, unknown future items) are left out.
+
+Stream events map to ``ModelEvent``s: ``response.created`` → ``Created``,
+``output_item.added`` → ``OutputItemAdded``, ``output_text.delta`` → ``OutputTextDelta``,
+``reasoning_summary_text.delta`` → ``ReasoningSummaryDelta``, ``custom_tool_call_input.delta``
+→ ``ToolCallInputDelta``, ``output_item.done`` → ``OutputItemDone``, ``response.completed`` →
+``Completed`` (usage, ``end_turn``). ``response.failed`` / ``error`` raise the classified error,
+``response.incomplete`` a retryable ``StreamError`` (as Codex), and a stream that ends without
+``response.completed`` raises ``stream_closed_early()``. When the server reports no usage it is
+estimated offline (``models.tokens``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anyio.to_thread
+import httpx2
+import openai
+import pydantic
+
+from mini_codex.models.base import (
+    Completed,
+    Created,
+    ModelEvent,
+    OutputItemAdded,
+    OutputItemDone,
+    OutputTextDelta,
+    Prompt,
+    ReasoningSummaryDelta,
+    TokenUsage,
+    ToolCallInputDelta,
+)
+from mini_codex.models.errors import ProviderError, StreamError, stream_closed_early
+from mini_codex.models.openai_sdk import (
+    ProviderAccess,
+    build_async_openai,
+    idle_timeout_s,
+    map_openai_errors,
+    next_event,
+    provider_access,
+    with_provider_label,
+)
+from mini_codex.models.registry import ModelClientOptions
+from mini_codex.models.retry import classify_stream_failure
+from mini_codex.models.tokens import estimate_usage
+from mini_codex.protocol.items import CustomToolCall, ResponseItem, parse_response_item
+
+REASONING_MODEL_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex-", "gpt-oss")
+"""Model-name prefixes that get ``reasoning`` parameters (after any ``org/`` prefix)."""
+
+_PASSTHROUGH_TYPES = frozenset({"local_shell_call", "web_search_call"})
+"""Item types the port does not model but the API takes back as input."""
+
+
+def supports_reasoning(model: str) -> bool:
+    """Whether ``model`` belongs to a family that accepts ``reasoning`` parameters."""
+    name = model.rsplit("/", 1)[-1].lower()
+    return name.startswith(REASONING_MODEL_PREFIXES)
+
+
+# --- item shapes ------------------------------------------------------------------------------
+
+
+def _content_part(part: Any) -> Any:
+    if not isinstance(part, dict):
+        return part
+    match part.get("type"):
+        case "input_text" | "output_text":
+            return {"type": part["type"], "text": part.get("text", "")}
+        case "input_image":
+            image = {"type": "input_image", "image_url": part.get("image_url")}
+            if part.get("detail") is not None:
+                image["detail"] = part["detail"]
+            return image
+        case _:
+            return part
+
+
+def _pick(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {key: data[key] for key in keys if data.get(key) is not None}
+
+
+def item_shape(data: dict[str, Any], *, keep_id: bool) -> dict[str, Any] | None:
+    """The API shape of one item: known fields only (``id`` when ``keep_id``), None to drop it."""
+    kind = data.get("type")
+    ident = ("id",) if keep_id else ()
+    match kind:
+        case "message":
+            shaped = _pick(data, "type", "role", *ident, "phase")
+            shaped["content"] = [_content_part(part) for part in data.get("content") or []]
+            return shaped
+        case "reasoning":
+            shaped = _pick(data, "type", *ident)
+            shaped["summary"] = list(data.get("summary") or [])
+            content = data.get("content")
+            if content and not any(
+                isinstance(part, dict) and part.get("type") == "reasoning_text" for part in content
+            ):
+                shaped["content"] = content
+            if data.get("encrypted_content") is not None:
+                shaped["encrypted_content"] = data["encrypted_content"]
+            return shaped
+        case "function_call":
+            return _pick(data, "type", *ident, "name", "arguments", "call_id")
+        case "custom_tool_call":
+            return _pick(data, "type", *ident, "status", "call_id", "name", "input")
+        case "function_call_output" | "custom_tool_call_output":
+            return _pick(data, "type", "call_id", "output")
+        case str() if kind in _PASSTHROUGH_TYPES:
+            return {k: v for k, v in data.items() if keep_id or k != "id"}
+        case _:
+            return None if not keep_id else data
+
+
+def request_input(items: Sequence[ResponseItem]) -> list[dict[str, Any]]:
+    """History as Responses-API input under ``store=false`` (see the module docstring)."""
+    result: list[dict[str, Any]] = []
+    for item in items:
+        data = item.to_json()
+        if data.get("type") == "reasoning" and data.get("encrypted_content") is None:
+            continue
+        shaped = item_shape(data, keep_id=False)
+        if shaped is not None:
+            result.append(shaped)
+    return result
+
+
+def output_item(raw: Any) -> ResponseItem:
+    """A streamed output item (SDK model or dict) as a history item, in the API's shape."""
+    data = raw.model_dump(mode="json", exclude_unset=True) if hasattr(raw, "model_dump") else raw
+    if not isinstance(data, dict):
+        raise StreamError(f"malformed output item in the response stream: {raw!r}")
+    shaped = item_shape(data, keep_id=True)
+    try:
+        return parse_response_item(shaped if shaped is not None else data)
+    except pydantic.ValidationError as exc:
+        raise StreamError(f"malformed output item in the response stream: {exc}") from exc
+
+
+def usage_from_response(response: Any) -> TokenUsage | None:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    input_details = getattr(usage, "input_tokens_details", None)
+    output_details = getattr(usage, "output_tokens_details", None)
+    input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
+    output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
+    return TokenUsage(
+        input_tokens=input_tokens,
+        cached_input_tokens=int(getattr(input_details, "cached_tokens", 0) or 0),
+        output_tokens=output_tokens,
+        reasoning_output_tokens=int(getattr(output_details, "reasoning_tokens", 0) or 0),
+        total_tokens=int(getattr(usage, "total_tokens", 0) or input_tokens + output_tokens),
+    )
+
+
+def _end_turn(response: Any) -> bool | None:
+    extra = getattr(response, "model_extra", None) or {}
+    value = extra.get("end_turn")
+    return value if isinstance(value, bool) else None
+
+
+def _failure(response: Any) -> ProviderError:
+    error = getattr(response, "error", None)
+    code = getattr(error, "code", None)
+    message = getattr(error, "message", None)
+    return classify_stream_failure(code, message or "response.failed without an error message")
+
+
+# --- the client ---------------------------------------------------------------------------------
+
+
+class OpenAIResponsesClient:
+    """``ModelClient`` for the Responses API (one instance per session)."""
+
+    def __init__(
+        self, client: openai.AsyncOpenAI, access: ProviderAccess, *, idle_timeout_s: float
+    ) -> None:
+        self._client = client
+        self.access = access
+        self.idle_timeout_s = idle_timeout_s
+
+    @classmethod
+    def from_options(
+        cls, options: ModelClientOptions, *, http_client: httpx2.AsyncClient | None = None
+    ) -> OpenAIResponsesClient:
+        """The registry factory; ``http_client`` lets tests inject a ``MockTransport``."""
+        access = provider_access(options)
+        client = build_async_openai(options, access, http_client=http_client)
+        return cls(client, access, idle_timeout_s=idle_timeout_s(options))
+
+    def request_body(self, prompt: Prompt) -> dict[str, Any]:
+        """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""
+        body: dict[str, Any] = {
+            "model": prompt.model,
+            "instructions": prompt.instructions,
+            "input": request_input(prompt.input),
+            "tools": list(prompt.tools),
+            "tool_choice": "auto",
+            "parallel_tool_calls": prompt.parallel_tool_calls,
+            "store": False,
+        }
+        if supports_reasoning(prompt.model):
+            reasoning: dict[str, str] = {}
+            if prompt.reasoning_effort is not None:
+                reasoning["effort"] = prompt.reasoning_effort
+            summary = prompt.reasoning_summary or "auto"
+            if summary != "none":
+                reasoning["summary"] = summary
+            body["reasoning"] = reasoning
+            body["include"] = ["reasoning.encrypted_content"]
+        return body
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
+        with map_openai_errors(self.access):
+            sdk_stream = await self._client.responses.create(
+                **self.request_body(prompt),
+                stream=True,
+                extra_headers=self.access.request_headers(),
+            )
+        outputs: list[ResponseItem] = []
+        completed: Completed | None = None
+        custom_calls: dict[str, str] = {}  # item id -> call id
+        try:
+            iterator = aiter(sdk_stream)
+            while completed is None:
+                event = await next_event(iterator, self.idle_timeout_s, self.access)
+                if event is None:
+                    raise stream_closed_early()
+                try:
+                    mapped, completed = _map_event(event, outputs, custom_calls)
+                except ProviderError as err:
+                    raise with_provider_label(err, self.access) from err
+                if mapped is not None:
+                    yield mapped
+        finally:
+            with anyio.CancelScope(shield=True):
+                await sdk_stream.close()
+        assert completed is not None
+        if completed.usage is None:
+            usage = await anyio.to_thread.run_sync(estimate_usage, prompt, tuple(outputs))
+            completed = Completed(completed.response_id, usage, completed.end_turn)
+        yield completed
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _map_event(
+    event: Any, outputs: list[ResponseItem], custom_calls: dict[str, str]
+) -> tuple[ModelEvent | None, Completed | None]:
+    """One SDK event → (event to yield, ``Completed`` when the response finished)."""
+    match getattr(event, "type", None):
+        case "response.created":
+            return Created(getattr(event.response, "id", None)), None
+        case "response.output_item.added":
+            item = output_item(event.item)
+            if isinstance(item, CustomToolCall) and item.id:
+                custom_calls[item.id] = item.call_id
+            return OutputItemAdded(item), None
+        case "response.output_text.delta":
+            return OutputTextDelta(event.item_id, event.delta), None
+        case "response.reasoning_summary_text.delta":
+            return ReasoningSummaryDelta(event.item_id, event.delta), None
+        case "response.custom_tool_call_input.delta":
+            call_id = custom_calls.get(event.item_id, event.item_id)
+            return ToolCallInputDelta(call_id, event.delta), None
+        case "response.output_item.done":
+            item = output_item(event.item)
+            outputs.append(item)
+            return OutputItemDone(item), None
+        case "response.completed":
+            response = event.response
+            completed = Completed(
+                getattr(response, "id", None), usage_from_response(response), _end_turn(response)
+            )
+            return None, completed
+        case "response.failed":
+            raise _failure(event.response)
+        case "response.incomplete":
+            details = getattr(event.response, "incomplete_details", None)
+            reason = getattr(details, "reason", None) or "unknown"
+            raise StreamError(f"incomplete response returned, reason: {reason}")
+        case "error":
+            raise classify_stream_failure(
+                getattr(event, "code", None), getattr(event, "message", None)
+            )
+        case _:
+            return None, None
+
+
+__all__ = [
+    "REASONING_MODEL_PREFIXES",
+    "OpenAIResponsesClient",
+    "item_shape",
+    "output_item",
+    "request_input",
+    "supports_reasoning",
+    "usage_from_response",
+]

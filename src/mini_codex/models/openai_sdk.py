@@ -1,0 +1,208 @@
+"""What both OpenAI-SDK providers share: the client, the error boundary and the idle timeout.
+
+* ``build_async_openai(options)``: an ``openai.AsyncOpenAI`` for one ``[model_providers.NAME]``
+  table: explicit ``base_url`` (never the SDK's own ``OPENAI_BASE_URL`` lookup), ``http_headers``
+  and ``query_params`` as defaults, ``request_max_retries`` as the SDK's request retries.
+  A provider without an API key (``env_key`` unset, typical for local servers) sends no
+  ``Authorization`` header at all (see ``ProviderAccess.request_headers``).
+* ``map_openai_errors(access)``: the one place where SDK, ``httpx2``, JSON and validation
+  failures become ``models.errors`` classes (``classify_http_status`` for HTTP statuses,
+  ``classify_stream_failure`` for errors reported inside a stream). Messages name the provider.
+* ``next_event(iterator, idle_timeout_s)``: the next stream event or a retryable ``Timeout`` when
+  the server stays silent for ``stream_idle_timeout_ms``.
+
+What does not belong here: request bodies and event mapping (``openai_responses``,
+``chat_completions``), retry decisions (``models.retry`` + the runtime).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import anyio
+import httpx2
+import openai
+import pydantic
+
+from mini_codex.errors import ConfigError
+from mini_codex.models.errors import (
+    AuthenticationError,
+    ConnectionFailed,
+    ContextWindowExceeded,
+    InvalidRequest,
+    ProviderError,
+    StreamError,
+    Timeout,
+)
+from mini_codex.models.registry import ModelClientOptions
+from mini_codex.models.retry import classify_http_status, classify_stream_failure
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_UNUSED_API_KEY = "no-key"
+"""Placeholder the SDK insists on; the header itself is omitted per request."""
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class ProviderAccess:
+    """Where a provider lives and how it is named in messages."""
+
+    provider_name: str
+    base_url: str
+    env_key: str | None
+    has_api_key: bool
+
+    @property
+    def label(self) -> str:
+        return f"model provider {self.provider_name!r} ({self.base_url})"
+
+    def request_headers(self) -> dict[str, Any]:
+        """Per-request headers: an explicitly omitted ``Authorization`` when there is no key."""
+        return {} if self.has_api_key else {"Authorization": openai.Omit()}
+
+
+def provider_access(options: ModelClientOptions) -> ProviderAccess:
+    """The access data of ``options``; a provider that names an ``env_key`` needs its key."""
+    provider = options.provider
+    if provider.env_key and not options.api_key:
+        raise ConfigError(
+            f"model provider {options.provider_name!r} needs an API key in the environment "
+            f"variable {provider.env_key}"
+        )
+    return ProviderAccess(
+        provider_name=options.provider_name,
+        base_url=(provider.base_url or DEFAULT_BASE_URL).rstrip("/"),
+        env_key=provider.env_key,
+        has_api_key=bool(options.api_key),
+    )
+
+
+def build_async_openai(
+    options: ModelClientOptions,
+    access: ProviderAccess,
+    *,
+    http_client: httpx2.AsyncClient | None = None,
+) -> openai.AsyncOpenAI:
+    """The SDK client for ``options`` (``http_client`` lets tests inject a ``MockTransport``)."""
+    provider = options.provider
+    if provider.request_max_retries < 0:
+        raise ConfigError(
+            f"model provider {options.provider_name!r}: request_max_retries must be >= 0"
+        )
+    query: Mapping[str, object] | None = dict(provider.query_params) or None
+    return openai.AsyncOpenAI(
+        api_key=options.api_key or _UNUSED_API_KEY,
+        base_url=access.base_url,
+        default_headers=dict(provider.http_headers) or None,
+        default_query=query,
+        max_retries=provider.request_max_retries,
+        http_client=http_client,
+    )
+
+
+# --- the error boundary -------------------------------------------------------------------------
+
+
+def _body_text(exc: openai.APIStatusError) -> str | None:
+    try:
+        text = exc.response.text
+    except httpx2.ResponseNotRead:
+        text = ""
+    if text.strip():
+        return text
+    if exc.body is None:
+        return None
+    body = exc.body if isinstance(exc.body, dict) and "error" in exc.body else {"error": exc.body}
+    return json.dumps(body)
+
+
+def _retry_after(headers: httpx2.Headers) -> str | None:
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return str(float(millis) / 1000.0)
+        except ValueError:
+            pass
+    return headers.get("retry-after")
+
+
+def with_provider_label(error: ProviderError, access: ProviderAccess) -> ProviderError:
+    """The same error class with the provider named (the context-window message stays as is)."""
+    if isinstance(error, ContextWindowExceeded) or str(error).startswith(access.label):
+        return error
+    message = f"{access.label}: {error}"
+    if isinstance(error, AuthenticationError) and access.env_key:
+        message += f" (the key is read from {access.env_key})"
+    return type(error)(message, status=error.status, retry_after_s=error.retry_after_s)
+
+
+def classify_openai_error(exc: BaseException, access: ProviderAccess) -> ProviderError | None:
+    """The classified error for a foreign exception, or None if it is not a provider failure."""
+    error: ProviderError
+    match exc:
+        case openai.APIStatusError():
+            error = classify_http_status(
+                exc.status_code,
+                _body_text(exc),
+                _retry_after(exc.response.headers),
+                now=datetime.now(UTC),
+            )
+        case openai.APITimeoutError() | httpx2.TimeoutException():
+            error = Timeout("the request timed out")
+        case openai.APIConnectionError() | httpx2.TransportError():
+            cause = exc.__cause__ or exc
+            error = ConnectionFailed(f"connection failed: {cause or type(cause).__name__}")
+        case openai.APIError():
+            error = classify_stream_failure(exc.code, exc.message)
+        case json.JSONDecodeError() | pydantic.ValidationError():
+            error = StreamError(f"malformed data in the response stream: {exc}")
+        case openai.OpenAIError():
+            error = InvalidRequest(f"request failed: {exc}")
+        case _:
+            return None
+    return with_provider_label(error, access)
+
+
+@contextmanager
+def map_openai_errors(access: ProviderAccess) -> Iterator[None]:
+    """Translate SDK/HTTP/decoding failures raised inside the block into ``ProviderError``s."""
+    try:
+        yield
+    except ProviderError:
+        raise
+    except Exception as exc:
+        mapped = classify_openai_error(exc, access)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+async def next_event(
+    iterator: AsyncIterator[_T], idle_timeout_s: float, access: ProviderAccess
+) -> _T | None:
+    """The next event, None at the end of the stream; a silent server raises ``Timeout``."""
+    try:
+        with anyio.fail_after(idle_timeout_s), map_openai_errors(access):
+            return await anext(iterator)
+    except StopAsyncIteration:
+        return None
+    except TimeoutError:
+        raise Timeout(
+            f"{access.label}: no data from the response stream for {idle_timeout_s:g}s "
+            "(stream_idle_timeout_ms)"
+        ) from None
+
+
+def idle_timeout_s(options: ModelClientOptions) -> float:
+    value = options.provider.stream_idle_timeout_ms
+    if value <= 0:
+        raise ConfigError(
+            f"model provider {options.provider_name!r}: stream_idle_timeout_ms must be > 0"
+        )
+    return value / 1000.0
