@@ -54,10 +54,13 @@ def _client_for(model: str, config: Config) -> ModelClient:
     choice = api_key_for(config)
     resolved = resolve_model(model, default_provider=choice.provider)
     provider = config.model_providers.get(choice.provider_name)
-    if provider is None and resolved.provider == "openai":
+    if provider is None and resolved.provider in ("openai", "chat"):
         from mini_codex.config import ModelProviderConfig
 
-        provider = ModelProviderConfig(name="OpenAI", base_url=choice.base_url)
+        # The built-in provider: OPENAI_BASE_URL (or api.openai.com), key from OPENAI_API_KEY.
+        provider = ModelProviderConfig(
+            name="OpenAI", base_url=choice.base_url, env_key="OPENAI_API_KEY"
+        )
     return resolved.create(
         provider_name=choice.provider_name, provider=provider, api_key=choice.api_key
     )
