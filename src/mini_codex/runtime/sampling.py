@@ -28,7 +28,7 @@ from mini_codex.models.base import (
     TokenUsage,
 )
 from mini_codex.models.errors import StreamError
-from mini_codex.models.retry import RetryPolicy, backoff_delay
+from mini_codex.models.retry import RetryPolicy
 from mini_codex.protocol import (
     CustomToolCall,
     FunctionCall,
@@ -119,8 +119,7 @@ async def run_sampling_request(
             if not policy.should_retry(err, retries):
                 raise
             retries += 1
-            server_delay = getattr(err, "retry_after_s", None)
-            delay = backoff_delay(retries, jitter(), retry_after_s=server_delay)
+            delay = policy.delay_s(err, retries, jitter())
             io.emit(
                 StreamErrorEvent(
                     message=f"Reconnecting... {retries}/{policy.max_retries} ({err})",
