@@ -45,5 +45,11 @@ def _register() -> None:
     )
     app.command("resume", help="Continue a recorded session with a new task.")(resume_command)
 
+    from mini_codex.cli.rollout_cmd import rollout_app
+    from mini_codex.cli.sessions_cmd import sessions_app
+
+    app.add_typer(rollout_app, name="rollout")
+    app.add_typer(sessions_app, name="sessions")
+
 
 _register()

@@ -24,7 +24,7 @@ from mini_codex.errors import RolloutError, RolloutSchemaError
 from mini_codex.protocol import MINI_CODEX_SCHEMA, RolloutLine, SessionMeta, SessionMetaLine
 from mini_codex.rollout.lines import INVALID_JSON, ReadStats, decode_line, parse_json
 
-BLOCK_SIZE = 1 << 16
+BLOCK_SIZE = 1 << 18
 """Bytes read per step when streaming a file backwards."""
 
 ZSTD_SUFFIX = ".zst"
@@ -40,6 +40,8 @@ class RolloutFile:
     warnings: tuple[str, ...] = ()
     session_meta: SessionMeta | None = None
     """The first ``session_meta`` (identity); later ones (copied by forks) are in ``lines``."""
+    line_numbers: tuple[int, ...] = ()
+    """The 1-based file line number of each entry of ``lines`` (same length)."""
 
     @property
     def thread_id(self) -> str | None:
@@ -52,6 +54,7 @@ def read_rollout(path: str | os.PathLike[str]) -> RolloutFile:
     stats = ReadStats()
     warnings: list[str] = []
     lines: list[RolloutLine] = []
+    numbers: list[int] = []
     for number, raw in iter_raw_lines(source, warnings):
         obj = parse_json(raw)
         if obj is INVALID_JSON:
@@ -65,11 +68,12 @@ def read_rollout(path: str | os.PathLike[str]) -> RolloutFile:
             warnings.append(f"line {number}: does not decode as a rollout line, skipped")
         if line is not None:
             lines.append(line)
+            numbers.append(number)
     if stats.lines == 0:
         raise RolloutError(f"empty session file: {source}")
     meta = first_session_meta(lines)
     check_schema(meta, source)
-    return RolloutFile(source, tuple(lines), stats, tuple(warnings), meta)
+    return RolloutFile(source, tuple(lines), stats, tuple(warnings), meta, tuple(numbers))
 
 
 def first_session_meta(lines: Iterable[RolloutLine]) -> SessionMeta | None:
@@ -149,23 +153,22 @@ def iter_raw_lines_reverse(
             step = min(block_size, position)
             position -= step
             handle.seek(position)
-            block = handle.read(step)
-            end = len(block)
-            cut = block.rfind(b"\n", 0, end)
-            while cut != -1:
-                line = block[cut + 1 : end]
-                if pieces:
-                    pieces.append(line)
-                    line = b"".join(reversed(pieces))
-                    pieces.clear()
-                if line.strip():
-                    yield line.strip()
-                end = cut
-                cut = block.rfind(b"\n", 0, end)
-            pieces.append(block[:end])
-        line = b"".join(reversed(pieces))
-        if line.strip():
-            yield line.strip()
+            parts = handle.read(step).split(b"\n")
+            if len(parts) == 1:  # the block lies inside one line
+                pieces.append(parts[0])
+                continue
+            pieces.append(parts[-1])
+            line = b"".join(reversed(pieces)).strip()
+            if line:
+                yield line
+            for part in reversed(parts[1:-1]):
+                line = part.strip()
+                if line:
+                    yield line
+            pieces = [parts[0]]
+        line = b"".join(reversed(pieces)).strip()
+        if line:
+            yield line
 
 
 @contextmanager

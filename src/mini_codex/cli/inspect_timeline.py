@@ -1,0 +1,420 @@
+"""The ``rollout inspect`` timeline: decoded rollout lines → turns, steps and one-line rows (pure).
+
+What belongs here: grouping a read rollout into turns and steps, the one-line preview of every
+line, and the world-state diffs (the baseline replayed as in spec §6.3). What does not: reading
+files (``mini_codex.rollout.reader``), colours and layout (``inspect_render.py``).
+
+Grouping rules:
+
+* **Turns.** A ``task_started`` (or ``turn_started``) event opens a turn; ``task_complete`` /
+  ``turn_aborted`` closes it. Files without any task event (Codex 2025) are split by user input:
+  a user-turn boundary item or a ``user_message`` event opens a turn unless the open turn has
+  had no model output yet. Lines outside any turn are shown between turns.
+* **Steps.** A step is one model request and what it produced. Inside a turn, the first model
+  output (reasoning, assistant message, tool call, an unmodelled item type) opens step 1; a
+  ``world_state`` or ``turn_context`` line after model output opens the next step (it is
+  recorded before the next request), and so does model output after a tool output. Lines before
+  the first step (the turn's user input and context update) belong to the turn itself.
+* **Rollbacks.** ``thread_rolled_back(n)`` closes an open turn and marks turns newest first as
+  rolled back until ``n`` user turns are marked (turns without user input are marked without
+  using up the count, as replay does). World-state records of marked turns stop counting for
+  later diffs.
+* **World state.** Replayed like reconstruction: ``compacted`` clears the baseline, a full
+  ``world_state`` sets it, a patch applies to it. Every patch (and every full snapshot that
+  replaces an existing baseline) lists the sections it changes and, for small changes, each
+  changed key with its old and new value. A patch without a baseline is flagged (replay ignores
+  it).
+* **Events.** Only the turn frame (``task_started``, ``task_complete``, ``turn_aborted``) and
+  ``thread_rolled_back`` are rows by default; other events (``user_message``, ``token_count``, …
+  mostly repeat items) are counted per turn, or shown as rows with ``show_events``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from mini_codex.cli.inspect_preview import (
+    RowKind,
+    context_changes,
+    context_summary,
+    diff_lines,
+    event_text,
+    item_preview,
+    preview,
+)
+from mini_codex.jsonmerge import JsonObject, apply_merge_patch, create_merge_patch
+from mini_codex.protocol import (
+    CompactedLine,
+    EventMsgLine,
+    ResponseItem,
+    ResponseItemLine,
+    RolloutLine,
+    SessionMeta,
+    SessionMetaLine,
+    TaskComplete,
+    TaskStarted,
+    ThreadRolledBack,
+    TurnAborted,
+    TurnContextItem,
+    TurnContextLine,
+    UnknownLine,
+    UserMessageEvent,
+    WorldStateLine,
+)
+from mini_codex.rollout.checkpoint import CHECKPOINT_KEY
+from mini_codex.rollout.entries import is_user_turn_boundary
+from mini_codex.rollout.lines import ReadStats
+
+__all__ = ["Row", "RowKind", "Step", "Timeline", "TimelineTurn", "build_timeline"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One rollout line, previewed."""
+
+    line: int
+    kind: RowKind
+    label: str
+    text: str = ""
+    details: tuple[str, ...] = ()
+    """Sub-lines (world-state changes)."""
+    flagged: bool = False
+    """Something replay ignores or warns about (shown highlighted)."""
+
+
+@dataclass
+class Step:
+    number: int
+    line: int
+    rows: list[Row] = field(default_factory=list)
+    has_output: bool = False
+    after_tool_output: bool = False
+
+
+@dataclass
+class TimelineTurn:
+    number: int
+    line: int
+    turn_id: str | None
+    opened_by: Literal["task_started", "user input"]
+    rows: list[Row] = field(default_factory=list)
+    """Rows before the first step (user input, context update)."""
+    steps: list[Step] = field(default_factory=list)
+    end: Row | None = None
+    """The ``task_complete`` / ``turn_aborted`` row, if the turn was closed by one."""
+    status: Literal["open", "complete", "aborted"] = "open"
+    user_turn: bool = False
+    rolled_back_at: int | None = None
+    """Line of the rollback marker that discards this turn."""
+    hidden_events: int = 0
+
+    @property
+    def has_output(self) -> bool:
+        return any(step.has_output for step in self.steps)
+
+
+Block: TypeAlias = Row | TimelineTurn
+
+
+@dataclass
+class Timeline:
+    session_meta: SessionMeta | None
+    stats: ReadStats
+    blocks: list[Block] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Reader warnings (bad lines) then inspection findings, each naming its line."""
+    hidden_events: int = 0
+    """Events outside turns that were not shown as rows."""
+    by_user_input: bool = False
+    """True when the file has no task events and turns were derived from user input."""
+
+    @property
+    def turns(self) -> list[TimelineTurn]:
+        return [block for block in self.blocks if isinstance(block, TimelineTurn)]
+
+
+_Record: TypeAlias = tuple["TimelineTurn | None", bool | None, JsonObject]
+"""A world-state replay record: (turn, full flag or None for a compaction, state)."""
+
+
+def build_timeline(
+    lines: Sequence[RolloutLine],
+    line_numbers: Sequence[int],
+    stats: ReadStats,
+    *,
+    warnings: Sequence[str] = (),
+    show_events: bool = False,
+) -> Timeline:
+    """Group decoded lines (with their 1-based file line numbers) into a timeline."""
+    if len(lines) != len(line_numbers):
+        raise ValueError("line_numbers must have one entry per line")
+    meta = next((line.payload for line in lines if isinstance(line, SessionMetaLine)), None)
+    by_user_input = not any(
+        isinstance(line, EventMsgLine) and isinstance(line.payload, TaskStarted) for line in lines
+    )
+    builder = _Builder(Timeline(meta, stats, warnings=list(warnings)), by_user_input, show_events)
+    builder.timeline.by_user_input = by_user_input
+    for line, number in zip(lines, line_numbers, strict=True):
+        builder.feed(line, number)
+    return builder.timeline
+
+
+class _Builder:
+    def __init__(self, timeline: Timeline, by_user_input: bool, show_events: bool) -> None:
+        self.timeline = timeline
+        self.by_user_input = by_user_input
+        self.show_events = show_events
+        self.turn: TimelineTurn | None = None
+        self.turn_count = 0
+        self.baseline: JsonObject | None = None
+        self.records: list[_Record] = []
+        self.previous_context: TurnContextItem | None = None
+        self.seen_meta = False
+
+    # --- placement -------------------------------------------------------------------------------
+
+    def add(self, row: Row) -> None:
+        turn = self.turn
+        if turn is None:
+            self.timeline.blocks.append(row)
+        elif turn.steps:
+            turn.steps[-1].rows.append(row)
+        else:
+            turn.rows.append(row)
+
+    def open_turn(self, number: int, turn_id: str | None, opened_by: Any) -> TimelineTurn:
+        self.turn_count += 1
+        turn = TimelineTurn(self.turn_count, number, turn_id, opened_by)
+        self.timeline.blocks.append(turn)
+        self.turn = turn
+        return turn
+
+    def new_step(self, number: int) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        turn.steps.append(Step(len(turn.steps) + 1, number))
+
+    def model_output(self, number: int) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        step = turn.steps[-1] if turn.steps else None
+        if step is None or step.after_tool_output:
+            self.new_step(number)
+            step = turn.steps[-1]
+        step.has_output = True
+        step.after_tool_output = False
+
+    def before_request(self, number: int) -> None:
+        """A world_state / turn_context line: after model output it opens the next step."""
+        turn = self.turn
+        if turn is not None and turn.steps and turn.steps[-1].has_output:
+            self.new_step(number)
+
+    def hide_event(self) -> None:
+        if self.turn is not None:
+            self.turn.hidden_events += 1
+        else:
+            self.timeline.hidden_events += 1
+
+    # --- lines -----------------------------------------------------------------------------------
+
+    def feed(self, line: RolloutLine, number: int) -> None:
+        match line:
+            case SessionMetaLine():
+                if self.seen_meta:
+                    self.add(Row(number, "meta", "session_meta", f"copied: id {line.payload.id}"))
+                self.seen_meta = True
+            case ResponseItemLine():
+                self.item(line.payload, number)
+            case TurnContextLine():
+                self.before_request(number)
+                self.add(Row(number, "turn_context", "turn_context", self.context_text(line)))
+            case WorldStateLine():
+                self.before_request(number)
+                self.world_state(line.payload.full, line.payload.state, number)
+            case CompactedLine():
+                self.compacted(line, number)
+            case EventMsgLine():
+                self.event(line, number)
+            case UnknownLine():
+                text = "not modelled; ignored by replay"
+                if line.type == "inter_agent_communication":
+                    text = "inter-agent message (a user-turn boundary)"
+                self.add(Row(number, "unknown", line.type, text))
+            case _:
+                self.add(Row(number, "unknown", getattr(line, "type", "?")))
+
+    def item(self, item: ResponseItem, number: int) -> None:
+        boundary = is_user_turn_boundary(item)
+        if boundary and self.by_user_input:
+            self.user_input(number)
+        if boundary and self.turn is not None:
+            self.turn.user_turn = True
+        kind, label, text = item_preview(item)
+        row = Row(number, kind, label, text)
+        if row.kind in ("reasoning", "assistant", "call", "item"):
+            self.model_output(number)
+        self.add(row)
+        if row.kind == "output" and self.turn is not None and self.turn.steps:
+            self.turn.steps[-1].after_tool_output = True
+
+    def user_input(self, number: int) -> None:
+        turn = self.turn
+        if turn is None or turn.has_output:
+            self.open_turn(number, None, "user input")
+
+    def event(self, line: EventMsgLine, number: int) -> None:
+        event = line.payload
+        match event:
+            case TaskStarted():
+                self.open_turn(number, event.turn_id, "task_started")
+            case TaskComplete() | TurnAborted():
+                self.close_turn(event, number)
+            case ThreadRolledBack():
+                self.turn = None
+                marked = self.roll_back(event.num_turns, number)
+                text = f"{event.num_turns} user turn(s) dropped"
+                if marked:
+                    text += f": turns {', '.join(str(turn.number) for turn in marked)}"
+                self.add(Row(number, "rollback", "thread_rolled_back", text))
+            case _:
+                if isinstance(event, UserMessageEvent):
+                    if self.by_user_input:
+                        self.user_input(number)
+                    if self.turn is not None:
+                        self.turn.user_turn = True
+                if self.show_events:
+                    self.add(Row(number, "event", event.type, event_text(event)))
+                else:
+                    self.hide_event()
+
+    def close_turn(self, event: TaskComplete | TurnAborted, number: int) -> None:
+        aborted = isinstance(event, TurnAborted)
+        text = ""
+        if isinstance(event, TurnAborted) and event.reason:
+            text = event.reason
+        elif isinstance(event, TaskComplete) and event.last_agent_message:
+            text = preview(event.last_agent_message)
+        row = Row(number, "event", event.type, text)
+        turn = self.turn
+        if turn is None or (
+            event.turn_id is not None and turn.turn_id is not None and event.turn_id != turn.turn_id
+        ):
+            self.timeline.blocks.append(row)
+            return
+        turn.end = row
+        turn.status = "aborted" if aborted else "complete"
+        self.turn = None
+
+    def roll_back(self, count: int, number: int) -> list[TimelineTurn]:
+        marked: list[TimelineTurn] = []
+        pending = count
+        for turn in reversed(self.timeline.turns):
+            if pending <= 0:
+                break
+            if turn.rolled_back_at is not None:
+                continue
+            turn.rolled_back_at = number
+            marked.append(turn)
+            if turn.user_turn:
+                pending -= 1
+        if marked:
+            self.baseline = _replay_records(
+                record for record in self.records if not _discarded(record[0])
+            )
+        marked.reverse()
+        return marked
+
+    # --- context and world state -----------------------------------------------------------------
+
+    def context_text(self, line: TurnContextLine) -> str:
+        context = line.payload
+        previous, self.previous_context = self.previous_context, context
+        if previous is None:
+            return context_summary(context)
+        return context_changes(previous, context)
+
+    def world_state(self, full: bool, state: JsonObject, number: int) -> None:
+        self.records.append((self.turn, full, state))
+        before = self.baseline
+        if full:
+            self.baseline = state
+            sections = ", ".join(state) or "no sections"
+            text = f"full snapshot: {sections}"
+            details: tuple[str, ...] = ()
+            if before is not None:
+                try:
+                    patch = create_merge_patch(before, state)
+                except ValueError:
+                    patch = None
+                changed = diff_lines(before, patch, state) if isinstance(patch, dict) else []
+                details = (
+                    "replaces the baseline; " + ("unchanged" if not changed else "changes:"),
+                    *changed,
+                )
+            self.add(Row(number, "world_state", "world_state", text, details))
+            return
+        sections = ", ".join(state) or "nothing"
+        if before is None:
+            self.timeline.warnings.append(
+                f"line {number}: world_state patch without a full snapshot (ignored on replay)"
+            )
+            self.add(
+                Row(
+                    number,
+                    "world_state",
+                    "world_state",
+                    f"patch: {sections}",
+                    ("no baseline: replay ignores this patch",),
+                    flagged=True,
+                )
+            )
+            return
+        after = apply_merge_patch(before, state)
+        self.baseline = after if isinstance(after, dict) else None
+        details = tuple(diff_lines(before, state, after))
+        self.add(Row(number, "world_state", "world_state", f"patch: {sections}", details))
+
+    def compacted(self, line: CompactedLine, number: int) -> None:
+        payload = line.payload
+        self.records.append((self.turn, None, {}))
+        self.baseline = None
+        history = payload.replacement_history
+        extra = payload.model_extra or {}
+        if CHECKPOINT_KEY in extra:
+            count = len(history) if history is not None else 0
+            text = f"history {count} items; resume starts here"
+            self.add(Row(number, "checkpoint", "checkpoint", text))
+            return
+        parts = [f"summary: {preview(payload.message)}" if payload.message else "no summary"]
+        if history is None:
+            parts.append("legacy (no replacement history)")
+        else:
+            parts.append(f"replacement history {len(history)} items")
+        window = payload.window_number
+        if window is None and isinstance(payload.window_id, int):
+            window = payload.window_id
+        if window is not None:
+            parts.append(f"window {window}")
+        self.add(Row(number, "compaction", "compacted", " · ".join(parts)))
+
+
+def _discarded(turn: TimelineTurn | None) -> bool:
+    return turn is not None and turn.rolled_back_at is not None
+
+
+def _replay_records(records: Any) -> JsonObject | None:
+    baseline: JsonObject | None = None
+    for _, full, state in records:
+        if full is None:
+            baseline = None
+        elif full:
+            baseline = state
+        elif baseline is not None:
+            patched = apply_merge_patch(baseline, state)
+            baseline = patched if isinstance(patched, dict) else None
+    return baseline

@@ -1,0 +1,143 @@
+"""``mini-codex sessions list``: the recorded sessions of a home, newest first, from the index.
+
+The listing comes from :class:`~mini_codex.rollout.index.SessionIndex`, refreshed first (only
+changed files are re-read). ``--home`` lists another home laid out the same way, e.g. the Codex
+CLI's ``~/.codex``; its index database is then kept under our own home
+(``$MINI_CODEX_HOME/indexes/<hash>.sqlite``), never written into the other home.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from mini_codex.cli.env import mini_codex_home
+from mini_codex.errors import MiniCodexError
+from mini_codex.rollout.index import SessionIndex, SessionInfo
+
+__all__ = ["render_sessions", "session_json", "sessions_app"]
+
+sessions_app = typer.Typer(
+    name="sessions",
+    help="List recorded sessions (mini-codex's, or a Codex CLI home with --home).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+MESSAGE_CHARS = 200
+
+
+def index_path_for(home: Path, own_home: Path) -> Path | None:
+    """Where the index of ``home`` lives: None (inside it) for our home, else under ours."""
+    if _same_dir(home, own_home):
+        return None
+    digest = hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:16]
+    return own_home / "indexes" / f"{digest}.sqlite"
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def session_json(info: SessionInfo) -> dict[str, Any]:
+    """One session of ``sessions list --json``."""
+    return {
+        "id": info.id,
+        "path": str(info.path),
+        "cwd": info.cwd,
+        "created": info.created,
+        "updated": info.updated,
+        "turns": info.turn_count,
+        "first_user_message": info.first_user_message,
+        "error": info.error,
+    }
+
+
+def _when(timestamp: str | None) -> str:
+    if not timestamp:
+        return "-"
+    return timestamp.replace("T", " ")[:16]
+
+
+def _first_line(text: str | None) -> str:
+    if not text:
+        return ""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:MESSAGE_CHARS]
+    return ""
+
+
+def render_sessions(sessions: list[SessionInfo], home: Path) -> Table | str:
+    """The table of ``sessions list`` (a sentence when there is nothing to list)."""
+    if not sessions:
+        return f"no sessions under {home / 'sessions'}"
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("updated (UTC)", no_wrap=True)
+    table.add_column("cwd", overflow="ellipsis", no_wrap=True, max_width=40)
+    table.add_column("turns", justify="right", no_wrap=True)
+    table.add_column("first user message", overflow="ellipsis", no_wrap=True, ratio=1)
+    for info in sessions:
+        message = (
+            Text(f"error: {info.error}", style="red")
+            if info.error
+            else Text(_first_line(info.first_user_message))
+        )
+        # Text cells, not strings: paths and messages may contain rich markup characters.
+        table.add_row(
+            Text(info.id),
+            Text(_when(info.updated)),
+            Text(info.cwd or "-"),
+            Text(str(info.turn_count)),
+            message,
+        )
+    return table
+
+
+@sessions_app.command("list")
+def list_command(
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON array of sessions.")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Show at most N sessions.")
+    ] = None,
+    home: Annotated[
+        Path | None,
+        typer.Option(
+            "--home",
+            help="Home to list (default $MINI_CODEX_HOME or ~/.mini-codex); e.g. ~/.codex.",
+        ),
+    ] = None,
+) -> None:
+    """List sessions, most recently updated first."""
+    own_home = mini_codex_home()
+    target = home.expanduser() if home is not None else own_home
+    if home is not None and not target.is_dir():
+        typer.echo(f"error: home directory not found: {target}", err=True)
+        raise typer.Exit(1)
+    try:
+        with SessionIndex(target, db_path=index_path_for(target, own_home)) as index:
+            index.refresh()
+            sessions = index.list(limit)
+    except (MiniCodexError, OSError, sqlite3.Error) as error:
+        typer.echo(f"error: cannot index sessions under {target}: {error}", err=True)
+        raise typer.Exit(1) from None
+    if json_output:
+        typer.echo(orjson.dumps([session_json(info) for info in sessions]).decode())
+        return
+    Console(highlight=False).print(render_sessions(sessions, target))
