@@ -19,14 +19,17 @@ whose only part is a serialized inter-agent instruction, and an ``inter_agent_co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import enum
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, assert_never
+from typing import Any, TypeAlias, assert_never, get_args, get_origin
 
 import orjson
+from pydantic import BaseModel
 
 from mini_codex.jsonmerge import JsonObject
 from mini_codex.protocol import (
+    AgentMessageEvent,
     CompactedItem,
     CompactedLine,
     EventMsgLine,
@@ -41,6 +44,7 @@ from mini_codex.protocol import (
     TaskComplete,
     TaskStarted,
     ThreadRolledBack,
+    TokenCount,
     TurnAborted,
     TurnContextItem,
     TurnContextLine,
@@ -64,6 +68,7 @@ from mini_codex.rollout.lines import (
     GHOST_SNAPSHOT,
     ReadStats,
     Skip,
+    drop_ghost_snapshots,
     normalize_envelope,
 )
 
@@ -86,12 +91,12 @@ _CONTEXT_ROLES = frozenset({"user", "developer", "system"})
 # --- entries --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SessionMetaEntry:
     meta: SessionMeta
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ItemEntry:
     """A response item; ``item`` is set for typed input, ``payload`` for lazily validated input."""
 
@@ -109,7 +114,7 @@ class ItemEntry:
         return RESPONSE_ITEM_ADAPTER.validate_python(self.payload)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class InterAgentEntry:
     """An ``inter_agent_communication`` line (its payload is the communication)."""
 
@@ -121,18 +126,18 @@ class InterAgentEntry:
         return Message(role="assistant", content=[OutputText(text=text)], phase="commentary")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TurnContextEntry:
     context: TurnContextItem
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WorldStateEntry:
     full: bool
     state: JsonObject
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CompactedEntry:
     message: str
     history: tuple[ResponseItem, ...] | None
@@ -163,27 +168,27 @@ class CompactedEntry:
         return items, failed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TurnStartedEntry:
     turn_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TurnCompleteEntry:
     turn_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TurnAbortedEntry:
     turn_id: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UserMessageEntry:
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RolledBackEntry:
     num_turns: int
 
@@ -263,35 +268,44 @@ def _typed_item_entry(item: ResponseItem) -> ItemEntry | None:
     return ItemEntry(None, item, boundary, closer=not (boundary or context))
 
 
-def _raw_item_entry(payload: object) -> ItemEntry | None:
-    """Shape-check a raw response item; None when it cannot be a response item."""
-    if not isinstance(payload, dict):
-        return None
+class Outcome(enum.Enum):
+    """Why :func:`classify` built no entry for a well-formed or malformed line."""
+
+    BAD = "bad"
+    SKIP = "skip"
+
+
+def _raw_item_entry(payload: object) -> ItemEntry | Outcome:
+    """Shape-check a raw response item (the fold validates the ones it keeps)."""
+    if type(payload) is not dict:
+        return Outcome.BAD
     kind = payload.get("type")
-    if not isinstance(kind, str):
-        return None
+    if type(kind) is not str:
+        return Outcome.BAD
     if kind != "message":
-        return ItemEntry(payload, None, boundary=False, closer=True)
+        if kind == GHOST_SNAPSHOT:
+            return Outcome.SKIP
+        return ItemEntry(payload, None, False, True)
     role = payload.get("role")
     content = payload.get("content")
-    if not isinstance(role, str) or not isinstance(content, list):
-        return None
+    if type(role) is not str or type(content) is not list:
+        return Outcome.BAD
     parts: list[tuple[str, str | None]] = []
     for part in content:
-        if not isinstance(part, dict):
-            return None
+        if type(part) is not dict:
+            return Outcome.BAD
         part_kind = part.get("type")
-        if not isinstance(part_kind, str):
-            return None
-        text = part.get("text")
-        if part_kind in ("input_text", "output_text"):
-            if not isinstance(text, str):
-                return None
+        if type(part_kind) is not str:
+            return Outcome.BAD
+        if part_kind == "input_text" or part_kind == "output_text":
+            text = part.get("text")
+            if type(text) is not str:
+                return Outcome.BAD
             parts.append((part_kind, text))
         else:
             parts.append((part_kind, None))
     boundary = _boundary(role, parts)
-    return ItemEntry(payload, None, boundary, closer=not (boundary or role in _CONTEXT_ROLES))
+    return ItemEntry(payload, None, boundary, not (boundary or role in _CONTEXT_ROLES))
 
 
 # --- compactions ----------------------------------------------------------------------------------
@@ -334,6 +348,10 @@ def _typed_compacted(item: CompactedItem) -> CompactedEntry:
 def _raw_compacted(payload: object) -> CompactedEntry | None:
     if not isinstance(payload, dict):
         return None
+    cleaned = drop_ghost_snapshots(payload)
+    if cleaned is None:
+        return None
+    payload = cleaned
     history = payload.get("replacement_history")
     if history is not None and not (
         isinstance(history, list)
@@ -390,40 +408,125 @@ def _event_entry(event: object) -> Entry | None:
             return None
 
 
-_USED_EVENTS = frozenset(
-    {
-        "task_started",
-        "turn_started",
-        "task_complete",
-        "turn_complete",
-        "turn_aborted",
-        "user_message",
-        "thread_rolled_back",
-        "agent_message",
-    }
-)
+# --- exact-type fast checks -----------------------------------------------------------------------
+
+FieldSpec: TypeAlias = dict[str, tuple[frozenset[type] | None, bool]]
+"""Field name → (the JSON types that validate as-is, or None for any value; required)."""
 
 
-def _raw_event(payload: object) -> tuple[bool, Entry | None]:
-    """(well-formed, entry) for an ``event_msg`` payload."""
-    if not isinstance(payload, dict):
-        return False, None
+def exact_field_spec(model: type[BaseModel]) -> FieldSpec | None:
+    """The exact JSON types each field of ``model`` accepts without coercion, when simple.
+
+    None when some field needs real validation (nested models, typed containers); then only
+    pydantic can decide. The ``type`` tag is skipped: dispatch already checked it.
+    """
+    spec: FieldSpec = {}
+    for name, info in model.model_fields.items():
+        if name == "type":
+            continue
+        allowed: set[type] = set()
+        for option in get_args(info.annotation) or (info.annotation,):
+            if option is Any:
+                allowed = set()
+                break
+            origin = get_origin(option)
+            if option in (str, int, bool, type(None), dict, list):
+                allowed.add(option)
+            elif origin in (list, dict) and all(
+                arg is Any or arg is str for arg in get_args(option)
+            ):
+                allowed.add(origin)
+            else:
+                return None
+        alias = info.alias or name
+        spec[alias] = (frozenset(allowed) if allowed else None, info.is_required())
+    return spec
+
+
+def has_exact_fields(payload: dict[str, Any], spec: FieldSpec) -> bool:
+    for name, (types, required) in spec.items():
+        if name in payload:
+            if types is not None and type(payload[name]) not in types:
+                return False
+        elif required:
+            return False
+    return True
+
+
+_EVENT_MODELS: dict[str, type[BaseModel]] = {
+    "task_started": TaskStarted,
+    "turn_started": TaskStarted,
+    "task_complete": TaskComplete,
+    "turn_complete": TaskComplete,
+    "turn_aborted": TurnAborted,
+    "user_message": UserMessageEvent,
+    "thread_rolled_back": ThreadRolledBack,
+    "agent_message": AgentMessageEvent,
+    "token_count": TokenCount,
+}
+"""Event types the protocol models (the rest decode as ``UnknownEvent``)."""
+
+_EVENT_SPECS = {kind: exact_field_spec(model) for kind, model in _EVENT_MODELS.items()}
+
+_EVENT_BUILDERS: dict[str, Callable[[dict[str, Any]], Entry]] = {
+    "task_started": lambda payload: TurnStartedEntry(payload.get("turn_id")),
+    "turn_started": lambda payload: TurnStartedEntry(payload.get("turn_id")),
+    "task_complete": lambda payload: TurnCompleteEntry(payload.get("turn_id")),
+    "turn_complete": lambda payload: TurnCompleteEntry(payload.get("turn_id")),
+    "turn_aborted": lambda payload: TurnAbortedEntry(payload.get("turn_id")),
+    "user_message": lambda payload: UserMessageEntry(),
+    "thread_rolled_back": lambda payload: RolledBackEntry(max(payload["num_turns"], 0)),
+}
+
+
+def _raw_event(payload: object) -> Entry | Outcome | None:
+    """The entry of an ``event_msg`` payload; None for events replay ignores."""
+    if type(payload) is not dict:
+        return Outcome.BAD
     kind = payload.get("type")
-    if not isinstance(kind, str):
-        return False, None
-    if kind in _USED_EVENTS:
-        try:
-            return True, _event_entry(EVENT_MSG_ADAPTER.validate_python(payload))
-        except DECODE_ERRORS:
-            return False, None
-    if kind == "token_count":
-        info = payload.get("info")
-        limits = payload.get("rate_limits")
-        ok = (info is None or isinstance(info, dict)) and (
-            limits is None or isinstance(limits, dict)
-        )
-        return ok, None
-    return True, None
+    if type(kind) is not str:
+        return Outcome.BAD
+    if kind not in _EVENT_MODELS:
+        return None  # UnknownEvent: any payload with a string type
+    spec = _EVENT_SPECS[kind]
+    if spec is None or not has_exact_fields(payload, spec):
+        # Coercions and errors are pydantic's call.
+        return _event_entry(EVENT_MSG_ADAPTER.validate_python(payload))
+    builder = _EVENT_BUILDERS.get(kind)
+    return builder(payload) if builder is not None else None
+
+
+def _raw_world_state(payload: object) -> WorldStateEntry:
+    if type(payload) is dict:
+        full = payload.get("full")
+        state = payload.get("state")
+        if type(full) is bool and type(state) is dict:
+            return WorldStateEntry(full, state)
+    item = WorldStateItem.model_validate(payload)  # lax forms, or a ValidationError
+    return WorldStateEntry(item.full, item.state)
+
+
+def _raw_turn_context(payload: object) -> TurnContextEntry:
+    return TurnContextEntry(TurnContextItem.model_validate(payload))
+
+
+def _raw_session_meta(payload: object) -> SessionMetaEntry:
+    return SessionMetaEntry(SessionMeta.model_validate(payload))
+
+
+def _raw_compacted_or_bad(payload: object) -> CompactedEntry | Outcome:
+    entry = _raw_compacted(payload)
+    return Outcome.BAD if entry is None else entry
+
+
+_HANDLERS: dict[str, Callable[[object], Entry | Outcome | None]] = {
+    "response_item": _raw_item_entry,
+    "event_msg": _raw_event,
+    "world_state": _raw_world_state,
+    "turn_context": _raw_turn_context,
+    "compacted": _raw_compacted_or_bad,
+    "session_meta": _raw_session_meta,
+}
 
 
 def classify(obj: object, stats: ReadStats) -> Entry | None:
@@ -433,44 +536,50 @@ def classify(obj: object, stats: ReadStats) -> Entry | None:
     ones it keeps and counts failures as bad lines then.
     """
     stats.lines += 1
-    envelope = normalize_envelope(obj)
-    if envelope is None:
-        stats.bad_lines += 1
-        return None
-    if isinstance(envelope, Skip):
-        return None
+    envelope: dict[str, Any]
+    if type(obj) is dict and "payload" in obj:
+        envelope = obj
+        kind = obj.get("type")
+        if kind == "response_item":  # the most common line: a cheap path for non-messages
+            payload = obj["payload"]
+            timestamp = obj.get("timestamp")
+            if type(payload) is dict and (timestamp is None or type(timestamp) is str):
+                item_kind = payload.get("type")
+                if (
+                    type(item_kind) is str
+                    and item_kind != "message"
+                    and item_kind != GHOST_SNAPSHOT
+                ):
+                    return ItemEntry(payload, None, False, True)
+        elif type(kind) is not str:
+            stats.bad_lines += 1
+            return None
+    else:
+        normalized = normalize_envelope(obj)  # legacy shapes and malformed lines
+        if normalized is None:
+            stats.bad_lines += 1
+            return None
+        if isinstance(normalized, Skip):
+            return None
+        envelope = normalized
     timestamp = envelope.get("timestamp")
-    kind = envelope.get("type")
-    if (timestamp is not None and not isinstance(timestamp, str)) or not isinstance(kind, str):
+    if timestamp is not None and type(timestamp) is not str:
         stats.bad_lines += 1
         return None
+    kind = envelope["type"]
     payload = envelope.get("payload")
-    ok = True
-    entry: Entry | None = None
+    handler = _HANDLERS.get(kind)
+    if handler is None:
+        stats.unknown_items += 1
+        if kind == INTER_AGENT_COMMUNICATION and type(payload) is dict:
+            return InterAgentEntry(payload)
+        return None
     try:
-        match kind:
-            case "response_item":
-                entry = _raw_item_entry(payload)
-                ok = entry is not None
-            case "event_msg":
-                ok, entry = _raw_event(payload)
-            case "turn_context":
-                entry = TurnContextEntry(TurnContextItem.model_validate(payload))
-            case "world_state":
-                state = WorldStateItem.model_validate(payload)
-                entry = WorldStateEntry(state.full, state.state)
-            case "compacted":
-                entry = _raw_compacted(payload)
-                ok = entry is not None
-            case "session_meta":
-                entry = SessionMetaEntry(SessionMeta.model_validate(payload))
-            case _:
-                stats.unknown_items += 1
-                if kind == INTER_AGENT_COMMUNICATION and isinstance(payload, dict):
-                    entry = InterAgentEntry(payload)
+        entry = handler(payload)
     except DECODE_ERRORS:
-        ok = False
-    if not ok:
-        stats.bad_lines += 1
+        entry = Outcome.BAD
+    if isinstance(entry, Outcome):
+        if entry is Outcome.BAD:
+            stats.bad_lines += 1
         return None
     return entry

@@ -21,7 +21,6 @@ not an object, ...) add to ``bad_lines``; lines of a kind the protocol does not 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,7 +124,7 @@ def normalize_envelope(obj: object) -> dict[str, Any] | Skip | None:
         return {"type": "response_item", "payload": obj}
     payload = obj.get("payload")
     if kind == "response_item":
-        if isinstance(payload, Mapping) and payload.get("type") == GHOST_SNAPSHOT:
+        if isinstance(payload, dict) and payload.get("type") == GHOST_SNAPSHOT:
             return Skip.GHOST
     elif kind == "compacted" and isinstance(payload, dict):
         cleaned = drop_ghost_snapshots(payload)
@@ -154,7 +153,7 @@ def drop_ghost_snapshots(payload: dict[str, Any]) -> dict[str, Any] | None:
     keep = [
         index
         for index, item in enumerate(history)
-        if not (isinstance(item, Mapping) and item.get("type") == GHOST_SNAPSHOT)
+        if not (isinstance(item, dict) and item.get("type") == GHOST_SNAPSHOT)
     ]
     if len(keep) == len(history):
         return payload

@@ -239,23 +239,42 @@ class _Scan:
 
     def feed(self, entry: Entry) -> bool:
         """Scan one entry (newest first); True when older entries cannot change the result."""
+        # Cases are ordered by frequency: this runs once per line.
         match entry:
-            case CompactedEntry():
-                self.close_legacy()
-                if self.compacted(entry):
-                    return True
+            case ItemEntry():
+                active = self.active
+                if entry.closer and active is not None and active.legacy_user_turn():
+                    self.finalize()
+                    active = None
+                if active is None:
+                    active = self.active = _Segment()
+                if entry.boundary:
+                    active.counts_as_user_turn = True
+                if self.base is None:  # older than the adopted base, items cannot matter
+                    active.items.append(entry)
             case WorldStateEntry():
                 self.segment().world_state.append(entry)
-            case RolledBackEntry():
-                if self.active is not None:
-                    self.finalize()
-                self.pending_rollback += entry.num_turns
             case TurnCompleteEntry():
                 self.close_legacy()
                 segment = self.segment()
                 segment.task_framed = True
                 if segment.turn_id is None:
                     segment.turn_id = entry.turn_id
+            case TurnStartedEntry():
+                if self.active is not None and _compatible(self.active.turn_id, entry.turn_id):
+                    self.finalize()
+            case UserMessageEntry():
+                self.segment().counts_as_user_turn = True
+            case TurnContextEntry():
+                self.turn_context(entry.context)
+            case CompactedEntry():
+                self.close_legacy()
+                if self.compacted(entry):
+                    return True
+            case RolledBackEntry():
+                if self.active is not None:
+                    self.finalize()
+                self.pending_rollback += entry.num_turns
             case TurnAbortedEntry():
                 self.close_legacy()
                 if self.active is not None:
@@ -264,23 +283,10 @@ class _Scan:
                         self.active.turn_id = entry.turn_id
                 elif entry.turn_id is not None:
                     self.active = _Segment(turn_id=entry.turn_id, task_framed=True)
-            case UserMessageEntry():
-                self.segment().counts_as_user_turn = True
-            case ItemEntry():
-                if entry.closer:
-                    self.close_legacy()
-                segment = self.segment()
-                segment.counts_as_user_turn |= entry.boundary
-                self.keep(segment, entry)
             case InterAgentEntry():
                 segment = self.segment()
                 segment.counts_as_user_turn = True
                 self.keep(segment, entry)
-            case TurnContextEntry():
-                self.turn_context(entry.context)
-            case TurnStartedEntry():
-                if self.active is not None and _compatible(self.active.turn_id, entry.turn_id):
-                    self.finalize()
             case SessionMetaEntry():
                 self.session_meta = entry.meta  # the oldest one seen wins
             case _:

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
+import orjson
+
 from mini_codex.errors import RolloutError
 from mini_codex.protocol import SessionMeta, SessionMetaLine
 from mini_codex.rollout.entries import Entry, classify
@@ -84,9 +86,11 @@ def _reconstruct(source: Path, *, early_exit: bool) -> Reconstructed:
 
 
 def _entries(source: Path, stats: ReadStats) -> Iterator[Entry]:
+    loads, invalid = orjson.loads, orjson.JSONDecodeError
     for raw in iter_raw_lines_reverse(source):
-        obj = parse_json(raw)
-        if obj is INVALID_JSON:
+        try:
+            obj = loads(raw)
+        except invalid:
             stats.lines += 1
             stats.bad_lines += 1
             continue
