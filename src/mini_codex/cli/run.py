@@ -129,9 +129,15 @@ def run_session(
     cwd = (cd or Path.cwd()).resolve()
     if not cwd.is_dir():
         raise MiniCodexError(f"--cd {cwd}: not a directory")
+    # Everything that can be refused is checked before anything is created or opened.
+    policy = _sandbox(sandbox, config)
     client = _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
-    trace = trace_requests.open("a", encoding="utf-8") if trace_requests else None
+    try:
+        trace = _open_trace(trace_requests)
+    except MiniCodexError:
+        anyio.run(client.aclose)
+        raise
     output = _Output(as_json, sys.stdout, trace)
     options = SessionOptions(
         cwd=cwd,
@@ -139,7 +145,7 @@ def run_session(
         client=client,
         config=config,
         model="scripted" if model_name.startswith("scripted:") else slug,
-        sandbox=_sandbox(sandbox, config),
+        sandbox=policy,
         shell=user_shell(),
         env=child_environment(),
         timezone=local_timezone(),
@@ -161,6 +167,15 @@ def run_session(
         if trace is not None:
             trace.close()
     return 1 if output.errors else 0
+
+
+def _open_trace(path: Path | None) -> TextIO | None:
+    if path is None:
+        return None
+    try:
+        return path.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise MiniCodexError(f"--trace-requests {path}: {exc.strerror or exc}") from None
 
 
 def _prompt_or_stdin(prompt: str | None) -> str:
