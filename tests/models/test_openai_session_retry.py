@@ -1,0 +1,197 @@
+"""Runtime-level: a real ``Session`` driving the real providers against the local server, whose
+first response is cut mid-stream. The sampling loop retries; history, the retry prompt and the
+rollout hold every item exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai_server import (
+    FakeOpenAIServer,
+    Reply,
+    chat_chunks,
+    chat_usage,
+    responses_events,
+    serve,
+    sse_reply,
+    usage,
+)
+
+from mini_codex.config import Config, ModelProviderConfig
+from mini_codex.models import ModelClient, ModelClientOptions
+from mini_codex.models.chat_completions import ChatCompletionsClient
+from mini_codex.models.openai_responses import OpenAIResponsesClient
+from mini_codex.protocol import ResponseItemLine, TokenCount
+from mini_codex.protocol.items import (
+    FunctionCall,
+    FunctionCallOutput,
+    Message,
+    Reasoning,
+    ResponseItem,
+    message_text,
+)
+from mini_codex.protocol.session_events import ErrorEvent, SessionEvent, StreamErrorEvent
+from mini_codex.rollout.reader import read_rollout
+from mini_codex.runtime.session import Session, SessionOptions
+from mini_codex.runtime.tool_router import RegisteredTool
+from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
+
+pytestmark = pytest.mark.anyio
+
+
+class EchoTool:
+    """Answers ``echo: <text>`` and counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name="echo",
+            description="Echo text.",
+            kind="function",
+            parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+        )
+
+    async def call(self, payload: str, ctx: ToolContext) -> ToolOutput:
+        text = json.loads(payload)["text"]
+        self.calls.append(ctx.call_id)
+        return ToolOutput(text=f"echo: {text}", success=True)
+
+
+async def run_session(
+    tmp_path: Path, client: ModelClient, model: str, tool: EchoTool
+) -> tuple[Session, list[SessionEvent]]:
+    (tmp_path / "work").mkdir()
+    events: list[SessionEvent] = []
+    options = SessionOptions(
+        cwd=tmp_path / "work",
+        home=tmp_path / "home",
+        client=client,
+        config=Config(model=model),
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        on_event=events.append,
+        tools=[RegisteredTool(tool)],
+    )
+    try:
+        async with Session.open(options) as session:
+            await session.run_turn("echo hello, then say done")
+    finally:
+        await client.aclose()
+    return session, events
+
+
+def item_keys(items: list[ResponseItem] | list[dict[str, Any]]) -> list[str]:
+    """One key per item, so a duplicate shows up twice."""
+    keys = []
+    for item in items:
+        data = item if isinstance(item, dict) else item.to_json()
+        keys.append(
+            f"{data['type']}:{data.get('call_id') or data.get('role')}:"
+            f"{json.dumps(data.get('content') or data.get('summary') or '')[:40]}"
+        )
+    return keys
+
+
+def assert_no_duplicates(keys: list[str]) -> None:
+    assert [key for key, count in Counter(keys).items() if count > 1] == []
+
+
+def check_session(
+    session: Session, events: list[SessionEvent], fake: FakeOpenAIServer, tool: EchoTool
+) -> list[ResponseItem]:
+    assert [e for e in events if isinstance(e, ErrorEvent)] == []
+    retries = [e for e in events if isinstance(e, StreamErrorEvent)]
+    assert [(e.attempt, e.max_retries) for e in retries] == [(1, 5)]
+    history = list(session.history.items)
+    assert_no_duplicates(item_keys(history))
+    calls = [item for item in history if isinstance(item, FunctionCall)]
+    outputs = [item for item in history if isinstance(item, FunctionCallOutput)]
+    assert [(c.call_id, o.call_id, o.output) for c, o in zip(calls, outputs, strict=True)] == [
+        ("call_echo", "call_echo", "echo: hello")
+    ]
+    assert tool.calls == ["call_echo"]  # the tool ran once, in the failed attempt
+    final = history[-1]
+    assert isinstance(final, Message)
+    assert (final.role, message_text(final)) == ("assistant", "done")
+    assert session.rollout_path is not None
+    recorded = [
+        line.payload
+        for line in read_rollout(session.rollout_path).lines
+        if isinstance(line, ResponseItemLine)
+    ]
+    assert recorded == history
+    assert len(fake.requests) == 2
+    return history
+
+
+async def test_responses_stream_cut_once_is_retried_without_duplicates(tmp_path: Path) -> None:
+    reasoning = {"type": "reasoning", "id": "rs_1", "encrypted_content": "enc-1",
+                 "summary": [{"type": "summary_text", "text": "Echo first."}]}  # fmt: skip
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_echo", "name": "echo",
+            "arguments": '{"text": "hello"}'}  # fmt: skip
+    partial = {"type": "message", "id": "msg_partial", "role": "assistant",
+               "content": [{"type": "output_text", "text": "I will now"}]}  # fmt: skip
+    cut = responses_events([reasoning, call, partial], complete=False)[:-3]  # message not done
+    final = {"type": "message", "id": "msg_done", "role": "assistant",
+             "content": [{"type": "output_text", "text": "done"}]}  # fmt: skip
+    replies: list[Reply] = [
+        sse_reply(cut, cut="eof"),
+        sse_reply(responses_events([final], response_id="resp_2", usage=usage(120, 3))),
+    ]
+    tool = EchoTool()
+    with serve(replies) as fake:
+        client = OpenAIResponsesClient.from_options(
+            ModelClientOptions(
+                model="gpt-5.1-codex",
+                provider=ModelProviderConfig(base_url=fake.url),
+                api_key="sk-test",
+            )
+        )
+        session, events = await run_session(tmp_path, client, "gpt-5.1-codex", tool)
+    history = check_session(session, events, fake, tool)
+    assert Reasoning(id="rs_1", summary=reasoning["summary"], encrypted_content="enc-1") in history
+    assert "I will now" not in json.dumps([item.to_json() for item in history])
+    retry_input = fake.requests[1].body["input"]
+    assert_no_duplicates(item_keys(retry_input))
+    assert [item["type"] for item in retry_input[-3:]] == [
+        "reasoning",
+        "function_call",
+        "function_call_output",
+    ]
+    counts = [e.info for e in events if isinstance(e, TokenCount)]
+    assert counts[-1] is not None
+    assert counts[-1]["total_token_usage"]["total_tokens"] == 123
+
+
+async def test_chat_stream_cut_once_is_retried_without_duplicates(tmp_path: Path) -> None:
+    def stream(chunks: list[bytes], **kwargs: Any) -> Reply:
+        return Reply(headers={"content-type": "text/event-stream"}, chunks=chunks, **kwargs)
+
+    echo = [("call_echo", "echo", '{"text": "hello"}')]
+    # Chat items complete only at the end of a stream, so the cut attempt records nothing and
+    # the tool runs when the retry returns the call.
+    replies = [
+        stream(chat_chunks(tool_calls=echo, cut=True), cut="eof"),
+        stream(chat_chunks(tool_calls=echo)),
+        stream(chat_chunks(text="done", usage=chat_usage(40, 1))),
+    ]
+    tool = EchoTool()
+    with serve(replies) as fake:
+        provider = ModelProviderConfig(base_url=fake.url, wire_api="chat")
+        client = ChatCompletionsClient.from_options(
+            ModelClientOptions(model="local-model", provider_name="local", provider=provider)
+        )
+        session, events = await run_session(tmp_path, client, "local-model", tool)
+        assert len(fake.requests) == 3
+        fake.requests.pop(0)  # the cut attempt
+    check_session(session, events, fake, tool)
+    last = fake.requests[-1].body["messages"]
+    assert [m["role"] for m in last[-3:]] == ["user", "assistant", "tool"]
+    assert last[-2]["tool_calls"][0]["id"] == "call_echo"
