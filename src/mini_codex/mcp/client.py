@@ -1,0 +1,306 @@
+"""One MCP server connection on the official ``mcp`` SDK (stdio or streamable HTTP).
+
+``McpConnection.run()`` is a long-running task (started by the runtime in its task group) that owns
+the SDK ``Client`` for the connection's whole life, because the SDK's context managers must be
+entered and left by the same task:
+
+    starting ──(handshake + tools/list within startup_timeout_sec)──▶ ready ──(close)──▶ closed
+        │                                                               │
+        └──(spawn error, handshake error, timeout)──▶ failed ◀──(crash)──┘
+
+A crash is noticed when a request finds the connection closed: the connection becomes ``failed``
+(``crashed``), its calls fail with a clear message, and ``on_lost`` tells the runtime to replace it
+at the next refresh. Other connections are unaffected. A stdio server's stderr goes to a temporary
+file whose tail is quoted when the server fails to start.
+
+What does not belong here: which connections exist (``runtime.py``), what a step may call
+(``binding.py``), naming and result conversion (``naming.py``, ``results.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Literal, Protocol, TextIO, cast
+
+import anyio
+import httpx2
+import mcp_types
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from mini_codex import __version__
+from mini_codex.config import McpServerConfig
+from mini_codex.mcp.catalog import ServerCatalog
+from mini_codex.mcp.errors import (
+    McpCallError,
+    McpError,
+    McpStartupError,
+    McpUnavailableError,
+    describe_exception,
+    is_connection_closed,
+    is_timeout,
+    map_mcp_errors,
+)
+
+__all__ = [
+    "ClientFactory",
+    "ConnectionStatus",
+    "McpConnection",
+    "StdioHttpClientFactory",
+    "list_catalog",
+]
+
+ConnectionStatus = Literal["starting", "ready", "failed", "closed"]
+
+_MAX_LIST_PAGES = 100
+_STDERR_TAIL_BYTES = 2000
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+CLIENT_INFO = mcp_types.Implementation(name="mini-codex", version=__version__)
+
+
+class ClientFactory(Protocol):
+    """Opens a connected SDK ``Client`` for one server (tests pass in-process servers)."""
+
+    def __call__(
+        self, server: str, config: McpServerConfig, errlog: TextIO | None
+    ) -> AbstractAsyncContextManager[Client]: ...
+
+
+class StdioHttpClientFactory:
+    """The real transports: a stdio child process, or streamable HTTP with headers/bearer token.
+
+    ``environ`` is the process environment (given by ``cli/``), read only for the variables a
+    config names (``env_vars``, ``bearer_token_env_var``).
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self.environ: Mapping[str, str] = environ or {}
+
+    def __call__(
+        self, server: str, config: McpServerConfig, errlog: TextIO | None
+    ) -> AbstractAsyncContextManager[Client]:
+        return self._open(server, config, errlog)
+
+    @asynccontextmanager
+    async def _open(
+        self, server: str, config: McpServerConfig, errlog: TextIO | None
+    ) -> AsyncIterator[Client]:
+        if config.command is not None:
+            env = {name: self.environ[name] for name in config.env_vars if name in self.environ}
+            env.update(config.env)
+            params = StdioServerParameters(
+                command=config.command, args=list(config.args), env=env, cwd=config.cwd
+            )
+            transport = stdio_client(params, errlog=errlog if errlog is not None else sys.stderr)
+            async with Client(transport, client_info=CLIENT_INFO, cache=None) as client:
+                yield client
+            return
+        assert config.url is not None  # McpServerConfig guarantees one transport
+        headers = {**config.http_headers, **config.headers}
+        if config.bearer_token_env_var is not None:
+            token = self.environ.get(config.bearer_token_env_var)
+            if not token:
+                raise McpStartupError(
+                    server,
+                    f"MCP server {server!r} failed to start: environment variable "
+                    f"{config.bearer_token_env_var} (bearer_token_env_var) is not set",
+                )
+            headers["Authorization"] = f"Bearer {token}"
+        async with httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as http:
+            transport = streamable_http_client(config.url, http_client=http)
+            async with Client(transport, client_info=CLIENT_INFO, cache=None) as client:
+                yield client
+
+
+async def list_catalog(client: Client) -> ServerCatalog:
+    """Every page of ``tools/list``, plus the server's title and instructions."""
+    tools: list[mcp_types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_MAX_LIST_PAGES):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    info = client.server_info
+    title = (info.title or info.name) if info is not None else None
+    return ServerCatalog(tools=tuple(tools), title=title, instructions=client.instructions)
+
+
+def _open_errlog() -> TextIO:
+    return cast(TextIO, tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace"))
+
+
+def _stderr_tail(errlog: TextIO | None) -> str:
+    """The last lines the server wrote to stderr (read without moving the shared offset)."""
+    if errlog is None:
+        return ""
+    try:
+        fd = errlog.fileno()
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, _STDERR_TAIL_BYTES, max(0, size - _STDERR_TAIL_BYTES))
+    except (OSError, ValueError):
+        return ""
+    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    return "\n".join(lines[-5:])
+
+
+class McpConnection:
+    """One server connection; ``run()`` must be running (in the runtime's task group)."""
+
+    def __init__(
+        self,
+        server: str,
+        config: McpServerConfig,
+        factory: ClientFactory,
+        *,
+        on_lost: Callable[[McpConnection], None] | None = None,
+    ) -> None:
+        self.server = server
+        self.config = config
+        self._factory = factory
+        self._on_lost = on_lost
+        self.status: ConnectionStatus = "starting"
+        self.error: str | None = None
+        """Why the connection failed (startup error or crash), for the model and the user."""
+        self.crashed = False
+        """True when a ready connection was lost (the runtime restarts it at the next refresh)."""
+        self.catalog: ServerCatalog | None = None
+        self.started_at = time.monotonic()
+        self.ready_at: float | None = None
+        self._client: Client | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._settled = anyio.Event()
+        self._done = anyio.Event()
+        self._close_requested = False
+
+    def __repr__(self) -> str:
+        return f"<McpConnection {self.server} {self.status}>"
+
+    @property
+    def settled(self) -> bool:
+        """Startup is over (ready, failed or closed)."""
+        return self.status != "starting"
+
+    async def wait_settled(self) -> None:
+        await self._settled.wait()
+
+    def _settle(self, status: ConnectionStatus, error: str | None = None) -> None:
+        if self.status in ("failed", "closed"):
+            return
+        self.status = status
+        if error is not None:
+            self.error = error
+        self._settled.set()
+
+    async def run(self) -> None:
+        """Start the server, publish its catalog, keep the client open until closed or lost."""
+        timeout = self.config.startup_timeout_sec
+        errlog = _open_errlog() if self.config.command is not None else None
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+                self._scope = scope
+                if self._close_requested:
+                    scope.cancel()
+                try:
+                    async with self._factory(self.server, self.config, errlog) as c:
+                        catalog = await list_catalog(c)
+                        scope.deadline = math.inf
+                        self._client, self.catalog = c, catalog
+                        self.ready_at = time.monotonic()
+                        self._settle("ready")
+                        await anyio.sleep_forever()
+                except McpError as exc:
+                    self._settle("failed", self._with_stderr(str(exc), errlog))
+                except (Exception, BaseExceptionGroup) as exc:
+                    if self.status == "starting":
+                        message = f"MCP server {self.server!r} failed to start: "
+                        message += describe_exception(exc)
+                        self._settle("failed", self._with_stderr(message, errlog))
+                    else:
+                        self._lose(f"MCP server {self.server!r} failed: {describe_exception(exc)}")
+            if scope.cancelled_caught and self.status == "starting":
+                if self._close_requested:
+                    self._settle("closed")
+                else:
+                    message = f"MCP server {self.server!r} did not start within {timeout:g} s"
+                    self._settle("failed", self._with_stderr(message, errlog))
+        finally:
+            self._client = None
+            if self.status in ("starting", "ready"):
+                self.status = "closed"
+                self._settled.set()
+            if errlog is not None:
+                errlog.close()
+            self._done.set()
+
+    def _with_stderr(self, message: str, errlog: TextIO | None) -> str:
+        tail = _stderr_tail(errlog)
+        return f"{message}\nstderr:\n{tail}" if tail else message
+
+    def _lose(self, error: str) -> None:
+        """A ready connection is gone: fail its calls from now on and ask for a restart."""
+        if self.status != "ready":
+            return
+        self.status = "failed"
+        self.crashed = True
+        self.error = error
+        self._client = None
+        if self._scope is not None:
+            self._scope.cancel()
+        if self._on_lost is not None:
+            self._on_lost(self)
+
+    def close(self) -> None:
+        """Ask ``run()`` to shut the connection down (returns at once)."""
+        self._close_requested = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def aclose(self) -> None:
+        self.close()
+        await self._done.wait()
+
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any] | None, timeout_s: float
+    ) -> mcp_types.CallToolResult:
+        """Call ``tool`` with a per-call timeout; raises ``McpError`` subclasses."""
+        client = self._client
+        if self.status != "ready" or client is None:
+            raise McpUnavailableError(self.server, self.unavailable_reason())
+        what = f"tool {tool!r}"
+        try:
+            with map_mcp_errors(self.server, "call", what):
+                with anyio.fail_after(timeout_s + 1.0):
+                    return await client.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+        except McpUnavailableError as exc:
+            self._lose(str(exc))
+            raise
+        except McpCallError as exc:
+            cause = exc.__cause__
+            if cause is not None and is_timeout(cause):
+                raise McpCallError(
+                    self.server,
+                    f"MCP server {self.server!r}: {what} timed out after {timeout_s:g} s",
+                ) from cause
+            if cause is not None and is_connection_closed(cause):
+                self._lose(str(exc))
+            raise
+
+    def unavailable_reason(self) -> str:
+        match self.status:
+            case "starting":
+                return f"MCP server {self.server!r} is still starting"
+            case "failed":
+                return self.error or f"MCP server {self.server!r} failed"
+            case "closed":
+                return f"MCP server {self.server!r} is closed"
+            case "ready":
+                return f"MCP server {self.server!r} is not connected"

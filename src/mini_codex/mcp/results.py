@@ -1,0 +1,42 @@
+"""What the model gets back from an MCP tool call (spec/codex-runtime.md §10 case 24). Pure.
+
+* ``structuredContent`` present and not null → its compact JSON is the output;
+* otherwise the JSON array of the ``content`` blocks (wire form: camelCase keys, unset fields
+  omitted), e.g. ``[{"type":"text","text":"Echo: hi"}]``;
+* ``isError: true`` → ``success = False`` (the output text is built the same way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types
+import orjson
+
+__all__ = ["McpCallOutcome", "call_result_output"]
+
+
+@dataclass(frozen=True)
+class McpCallOutcome:
+    """Text for the model and whether the call succeeded."""
+
+    text: str
+    success: bool
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode("utf-8")
+
+
+def call_result_output(result: mcp_types.CallToolResult) -> McpCallOutcome:
+    success = not result.is_error
+    if result.structured_content is not None:
+        try:
+            return McpCallOutcome(_dumps(result.structured_content), success)
+        except TypeError as exc:  # not JSON-encodable (cannot come from the wire, but be safe)
+            return McpCallOutcome(f"unserializable structured content: {exc}", False)
+    blocks = [
+        block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
+    ]
+    return McpCallOutcome(_dumps(blocks), success)
