@@ -1,7 +1,9 @@
 """Step capture: one function, a fixed order, published only when complete (codex-runtime §2.2).
 
 Order: environments (readiness refresh) → AGENTS.md → capability roots / sandbox → workspace file
-set (ours) → MCP binding (empty until the MCP runtime lands) → ToolRouter. Every await is a
+set (ours) → MCP binding (``McpRuntime.binding_for_step``: refresh if dirty, wait for required and
+``mcp://``-mentioned servers, the shared grace for optional ones; empty when no runtime) →
+ToolRouter (core tools + the binding's MCP tools). Every await is a
 cancellation point; a cancelled capture or a tool collision publishes nothing (the exception
 propagates and no ``StepContext`` exists).
 """
@@ -10,14 +12,17 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import anyio
 
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig, LoadedAgentsMd
 from mini_codex.discovery.workspace import WorkspaceScanner
+from mini_codex.mcp.binding import McpBinding
+from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.runtime.contexts import StepContext, TurnContext
+from mini_codex.runtime.mcp_tools import mcp_registered_tools
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
 from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap
 from mini_codex.sandbox.policy import writable_roots
@@ -53,6 +58,10 @@ class StepServices:
     render_cap: int = 100
     probe: CaptureProbe | None = None
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+    mcp: McpRuntime | None = None
+    """The session's MCP runtime; None means no MCP servers (every step gets an empty binding)."""
+    on_warning: Callable[[str], None] | None = None
+    """Told about MCP servers omitted from a step (once per connection set)."""
 
 
 async def _phase(services: StepServices, name: str) -> None:
@@ -61,8 +70,17 @@ async def _phase(services: StepServices, name: str) -> None:
     await anyio.lowlevel.checkpoint()
 
 
-async def capture_step(turn: TurnContext, services: StepServices, sequence: int) -> StepContext:
-    """Capture everything a model request may see; returns the complete, frozen step."""
+async def capture_step(
+    turn: TurnContext,
+    services: StepServices,
+    sequence: int,
+    *,
+    required_mcp_servers: Collection[str] = (),
+) -> StepContext:
+    """Capture everything a model request may see; returns the complete, frozen step.
+
+    ``required_mcp_servers``: servers named by ``mcp://NAME`` in the turn's input, waited for.
+    """
     await _phase(services, "environments")
     shell_name = os.path.basename(turn.session.shell) or None
     environments = tuple(
@@ -89,10 +107,16 @@ async def capture_step(turn: TurnContext, services: StepServices, sequence: int)
     workspace = await anyio.to_thread.run_sync(services.scanner.scan)
 
     await _phase(services, "mcp")
-    mcp = None
+    if services.mcp is not None:
+        mcp = await services.mcp.binding_for_step(required_mcp_servers)
+    else:
+        mcp = McpBinding.empty()
+    if services.on_warning is not None:
+        for notice in mcp.notices:
+            services.on_warning(notice)
 
     await _phase(services, "tools")
-    router = ToolRouter.build(services.tools)
+    router = ToolRouter.build([*services.tools, *mcp_registered_tools(mcp)])
 
     return StepContext(
         turn=turn,
@@ -139,7 +163,8 @@ def build_world_state(
     world_state.add(
         WorkspaceSection(step.workspace, persist_cap=persist_cap, render_cap=render_cap)
     )
-    world_state.add(ToolsSection(step.router.namespaces()))
+    pending_mcp = step.mcp.pending if step.mcp is not None else {}
+    world_state.add(ToolsSection({**pending_mcp, **step.router.namespaces()}))
     if extensions:
         context = ExtensionContext(cwd=str(turn.cwd), model=turn.model, turn_id=turn.turn_id)
         for section in contribute_sections(extensions, context):

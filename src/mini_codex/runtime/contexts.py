@@ -20,6 +20,7 @@ from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 
 if TYPE_CHECKING:
     from mini_codex.discovery.agents_md import LoadedAgentsMd
+    from mini_codex.mcp.binding import McpBinding
     from mini_codex.runtime.tool_router import ToolRouter
     from mini_codex.sandbox.bwrap import SandboxAvailability
     from mini_codex.world_state.sections.environments import Environment
@@ -82,5 +83,5 @@ class StepContext:
     workspace: WorkspaceFiles
     sandbox: SandboxAvailability
     router: ToolRouter
-    mcp: object | None = None
-    """The step's MCP binding (empty until the MCP runtime lands)."""
+    mcp: McpBinding | None = None
+    """The exact MCP connections, config and catalog this step advertises and calls."""

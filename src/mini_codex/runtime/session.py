@@ -33,11 +33,15 @@ from mini_codex.context import ContextManager
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig
 from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.errors import MiniCodexError
+from mini_codex.mcp.cache import CACHE_DIR_NAME, CatalogCache
+from mini_codex.mcp.client import ClientFactory, StdioHttpClientFactory
+from mini_codex.mcp.errors import McpError
+from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.retry import RetryPolicy
 from mini_codex.protocol import ResponseItem, SessionMeta, user_message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
-from mini_codex.protocol.session_events import SessionConfigured, SessionEvent
+from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
 from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.paths import new_thread_id, rollout_path
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
@@ -99,6 +103,11 @@ class SessionOptions:
     tools: Sequence[RegisteredTool] | None = None
     extensions: Sequence[WorldStateExtension] = ()
     capture_probe: CaptureProbe | None = None
+    environ: Mapping[str, str] = field(default_factory=dict)
+    """The process environment, read only for variables the config names (MCP
+    ``bearer_token_env_var`` and ``env_vars``); ``cli/`` passes ``os.environ``."""
+    mcp_factory: ClientFactory | None = None
+    """Opens MCP clients (tests pass in-process servers); default: stdio / streamable HTTP."""
 
 
 def _sandbox_from_config(config: Config) -> SandboxPolicy:
@@ -147,7 +156,9 @@ class Session:
             persist_cap=options.config.workspace.persist_cap,
             render_cap=options.config.workspace.render_cap,
             probe=options.capture_probe,
+            on_warning=lambda message: self._emit(WarningEvent(message=message)),
         )
+        self.mcp: McpRuntime | None = None
         self._retry = RetryPolicy(
             max_retries=self._provider_stream_retries(),
         )
@@ -164,17 +175,45 @@ class Session:
     @classmethod
     @asynccontextmanager
     async def open(cls, options: SessionOptions) -> AsyncIterator[Session]:
-        async with anyio.create_task_group() as task_group:
-            session = cls(options, task_group)
-            await session._start()
-            try:
-                yield session
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await session._shutdown()
+        try:
+            async with anyio.create_task_group() as task_group:
+                session = cls(options, task_group)
+                await session._start()
+                try:
+                    yield session
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await session._shutdown()
+        except BaseExceptionGroup as group:
+            # One library error (a required MCP server that cannot start, a locked rollout)
+            # is raised as itself, not wrapped by the task group, so callers can report it.
+            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], MiniCodexError):
+                raise group.exceptions[0] from None
+            raise
+
+    async def _start_mcp(self) -> None:
+        """Start the configured MCP servers in the background; fail fast on ``required`` ones."""
+        servers = {name: c for name, c in self.config.mcp_servers.items() if c.enabled}
+        if not servers:
+            return
+        runtime = McpRuntime(
+            servers,
+            factory=self.options.mcp_factory or StdioHttpClientFactory(self.options.environ),
+            cache=CatalogCache(self.options.home / CACHE_DIR_NAME),
+            grace_s=self.config.mcp_optional_startup_grace_ms / 1000,
+        )
+        await self._tg.start(runtime.run)
+        self.mcp = self.services.mcp = runtime
+        try:
+            await runtime.wait_for_required()
+        except McpError:
+            with anyio.CancelScope(shield=True):
+                await runtime.aclose()
+            raise
 
     async def _start(self) -> None:
         options = self.options
+        await self._start_mcp()
         recorder_options = RecorderOptions(
             fsync_at_turn_end=self.config.rollout.fsync_at_turn_end,
             fsync_on_shutdown=self.config.rollout.fsync_on_shutdown,
@@ -236,6 +275,8 @@ class Session:
             await self._turn_done.wait()
         if self.recorder is not None:
             await self.recorder.aclose()
+        if self.mcp is not None:
+            await self.mcp.aclose()
         for stream in self._subscribers:
             stream.close()
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from mini_codex.errors import ModelError
+from mini_codex.mcp.mentions import mentioned_servers
 from mini_codex.models.base import ModelClient, Prompt, TokenUsage
 from mini_codex.models.retry import RetryPolicy
 from mini_codex.protocol import (
@@ -102,6 +103,13 @@ async def _record_input(state: TurnState, items: Sequence[ResponseItem]) -> None
             recording.emit(event)
 
 
+def _mentioned_mcp_servers(items: Sequence[ResponseItem]) -> frozenset[str]:
+    """Servers named as ``mcp://NAME`` in user input: the step waits for them (spec §6.4)."""
+    return mentioned_servers(
+        message_text(item) for item in items if isinstance(item, Message) and item.role == "user"
+    )
+
+
 async def _persist_event(
     state: TurnState, event: TaskStarted | TaskComplete | TurnAborted | TokenCount
 ) -> None:
@@ -120,7 +128,8 @@ async def run_turn(
     turn_tokens = TokenTotals()
     last_message: str | None = None
     try:
-        first_step = await capture_step(turn, env.services, 1)
+        required_mcp = _mentioned_mcp_servers(user_input)
+        first_step = await capture_step(turn, env.services, 1, required_mcp_servers=required_mcp)
         live = build_world_state(
             first_step,
             previous_model=state.previous_model,
@@ -143,6 +152,7 @@ async def run_turn(
             pending = state.take_pending() if can_drain else []
             if pending:
                 await _record_input(state, pending)
+                required_mcp |= _mentioned_mcp_servers(pending)
             if state.checkpoint is not None:
                 await state.checkpoint()
             if next_step is not None and not pending:
@@ -150,7 +160,9 @@ async def run_turn(
                 world_state = live
             else:
                 sequence += 1
-                step = await capture_step(turn, env.services, sequence)
+                step = await capture_step(
+                    turn, env.services, sequence, required_mcp_servers=required_mcp
+                )
                 world_state = build_world_state(
                     step,
                     previous_model=state.previous_model,
