@@ -66,7 +66,7 @@ class EchoTool:
 
 
 async def run_session(
-    tmp_path: Path, client: ModelClient, model: str, tool: EchoTool
+    tmp_path: Path, client: ModelClient, config: Config, tool: EchoTool
 ) -> tuple[Session, list[SessionEvent]]:
     (tmp_path / "work").mkdir()
     events: list[SessionEvent] = []
@@ -74,7 +74,7 @@ async def run_session(
         cwd=tmp_path / "work",
         home=tmp_path / "home",
         client=client,
-        config=Config(model=model),
+        config=config,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         on_event=events.append,
         tools=[RegisteredTool(tool)],
@@ -154,7 +154,8 @@ async def test_responses_stream_cut_once_is_retried_without_duplicates(tmp_path:
                 api_key="sk-test",
             )
         )
-        session, events = await run_session(tmp_path, client, "gpt-5.1-codex", tool)
+        config = Config(model="gpt-5.1-codex")
+        session, events = await run_session(tmp_path, client, config, tool)
     history = check_session(session, events, fake, tool)
     assert Reasoning(id="rs_1", summary=reasoning["summary"], encrypted_content="enc-1") in history
     assert "I will now" not in json.dumps([item.to_json() for item in history])
@@ -165,9 +166,18 @@ async def test_responses_stream_cut_once_is_retried_without_duplicates(tmp_path:
         "function_call",
         "function_call_output",
     ]
-    counts = [e.info for e in events if isinstance(e, TokenCount)]
-    assert counts[-1] is not None
-    assert counts[-1]["total_token_usage"]["total_tokens"] == 123
+    (info,) = [e.info for e in events if isinstance(e, TokenCount)]
+    assert info is not None
+    last = {"input_tokens": 120, "cached_input_tokens": 0, "output_tokens": 3,
+            "reasoning_output_tokens": 0, "total_tokens": 123}  # fmt: skip
+    assert info == {
+        "total_token_usage": last,
+        "turn_token_usage": last,
+        "last_token_usage": last,
+        "model_context_window": 272_000,
+        "auto_compact_token_limit": 244_800,
+        "auto_compact_due": False,
+    }
 
 
 async def test_chat_stream_cut_once_is_retried_without_duplicates(tmp_path: Path) -> None:
@@ -188,10 +198,20 @@ async def test_chat_stream_cut_once_is_retried_without_duplicates(tmp_path: Path
         client = ChatCompletionsClient.from_options(
             ModelClientOptions(model="local-model", provider_name="local", provider=provider)
         )
-        session, events = await run_session(tmp_path, client, "local-model", tool)
+        config = Config(model="local-model", model_context_window=40)  # a tiny window
+        session, events = await run_session(tmp_path, client, config, tool)
         assert len(fake.requests) == 3
         fake.requests.pop(0)  # the cut attempt
     check_session(session, events, fake, tool)
     last = fake.requests[-1].body["messages"]
     assert [m["role"] for m in last[-3:]] == ["user", "assistant", "tool"]
     assert last[-2]["tool_calls"][0]["id"] == "call_echo"
+    infos = [e.info for e in events if isinstance(e, TokenCount) and e.info is not None]
+    # The tool-call response reported no usage (estimated offline); the last one did.
+    assert [info["last_token_usage"]["total_tokens"] for info in infos][-1] == 41
+    assert [(i["model_context_window"], i["auto_compact_token_limit"]) for i in infos] == [
+        (40, 36),
+        (40, 36),
+    ]
+    assert infos[-1]["auto_compact_due"] is True
+    assert infos[0]["last_token_usage"]["input_tokens"] > 0

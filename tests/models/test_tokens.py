@@ -26,6 +26,7 @@ from mini_codex.models.tokens import (
     IMAGE_TOKENS,
     ITEM_OVERHEAD_TOKENS,
     auto_compact_token_limit,
+    compaction_info,
     context_window_for_model,
     count_tokens,
     encoding_name_for_model,
@@ -254,6 +255,22 @@ def test_context_windows() -> None:
     assert context_window_for_model("x", configured=32_768) == 32_768
     with pytest.raises(ConfigError, match="model_context_window must be > 0"):
         context_window_for_model("x", configured=0)
+
+
+def test_compaction_info_for_token_count_events() -> None:
+    assert compaction_info("gpt-5.1-codex", None, context_tokens=244_799) == {
+        "model_context_window": 272_000,
+        "auto_compact_token_limit": 244_800,
+        "auto_compact_due": False,
+    }
+    settings = {"model_context_window": 1000, "model_auto_compact_token_limit": 500}
+    assert compaction_info("local", settings, context_tokens=500) == {
+        "model_context_window": 1000,
+        "auto_compact_token_limit": 500,
+        "auto_compact_due": True,
+    }
+    ignored = {"model_context_window": "big", "model_auto_compact_token_limit": True}
+    assert compaction_info("local", ignored) == {"auto_compact_due": False}
 
 
 @given(

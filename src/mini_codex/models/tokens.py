@@ -25,7 +25,7 @@ import gzip
 import hashlib
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
@@ -311,6 +311,32 @@ def tokens_until_compaction(tokens: int, limit: int | None) -> int | None:
     return None if limit is None else max(0, limit - tokens)
 
 
+def compaction_info(
+    model: str, settings: Mapping[str, Any] | None = None, *, context_tokens: int = 0
+) -> dict[str, int | bool]:
+    """The token-budget keys of a ``token_count`` event's ``info`` for ``model``.
+
+    ``settings`` are config values (``model_context_window``, ``model_auto_compact_token_limit``;
+    non-integers are ignored). Keys: ``model_context_window`` and ``auto_compact_token_limit``
+    when known, and ``auto_compact_due`` (``context_tokens`` reached the limit).
+    """
+    values = settings or {}
+
+    def configured(key: str) -> int | None:
+        value = values.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    window = context_window_for_model(model, configured("model_context_window"))
+    limit = auto_compact_token_limit(window, configured("model_auto_compact_token_limit"))
+    info: dict[str, int | bool] = {}
+    if window is not None:
+        info["model_context_window"] = window
+    if limit is not None:
+        info["auto_compact_token_limit"] = limit
+    info["auto_compact_due"] = token_limit_reached(context_tokens, limit)
+    return info
+
+
 __all__ = [
     "AUTO_COMPACT_PERCENT",
     "ENCODINGS",
@@ -318,6 +344,7 @@ __all__ = [
     "ITEM_OVERHEAD_TOKENS",
     "EncodingSpec",
     "auto_compact_token_limit",
+    "compaction_info",
     "context_window_for_model",
     "count_tokens",
     "encoding_name_for_model",
