@@ -20,6 +20,7 @@ from mini_codex.errors import ModelError
 from mini_codex.mcp.mentions import mentioned_servers
 from mini_codex.models.base import ModelClient, Prompt, TokenUsage
 from mini_codex.models.retry import RetryPolicy
+from mini_codex.models.tokens import compaction_info
 from mini_codex.protocol import (
     EventMsgLine,
     ResponseItem,
@@ -197,6 +198,14 @@ async def run_turn(
                         info={
                             "total_token_usage": state.session_tokens.to_json(),
                             "turn_token_usage": turn_tokens.to_json(),
+                            "last_token_usage": outcome.usage.to_json(),
+                            # Context window and auto-compaction threshold (spec §8.1), judged
+                            # by how full the last request left the window.
+                            **compaction_info(
+                                turn.model,
+                                turn.session.config.model_extra,
+                                context_tokens=outcome.usage.total_tokens,
+                            ),
                         }
                     ),
                 )
