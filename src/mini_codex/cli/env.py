@@ -64,6 +64,12 @@ def child_environment() -> dict[str, str]:
     return {key: os.environ[key] for key in _CHILD_ENV_KEYS if key in os.environ}
 
 
+def process_environment() -> dict[str, str]:
+    """The whole environment, for config keys that name variables (MCP ``bearer_token_env_var``,
+    ``env_vars``); the library reads only the variables a config names."""
+    return dict(os.environ)
+
+
 @dataclass(frozen=True)
 class ProviderChoice:
     provider: str

@@ -18,6 +18,7 @@ from mini_codex.cli.env import (
     load_effective_config,
     local_timezone,
     mini_codex_home,
+    process_environment,
     user_shell,
 )
 from mini_codex.cli.render import render_event
@@ -152,6 +153,7 @@ def run_session(
         resume_path=resume_path,
         on_event=output.event,
         on_request=output.request,
+        environ=process_environment(),
     )
 
     async def main() -> None:
