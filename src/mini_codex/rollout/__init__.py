@@ -1,7 +1,7 @@
-"""Rollout files: reading, decoding and reconstructing the append-only session log.
+"""Rollout files: the append-only session log — writing, reading, reconstructing, checking.
 
-Re-exports only. ``replay``, ``entries``, ``lines`` and ``checkpoint`` are pure; ``reader`` and
-``resume`` do file I/O.
+Re-exports only. ``replay``, ``entries``, ``lines``, ``checkpoint``, ``verify`` and ``paths`` are
+pure; ``reader``, ``resume``, ``recorder``, ``locking`` and ``index`` do file I/O.
 """
 
 from mini_codex.rollout.checkpoint import (
@@ -11,7 +11,16 @@ from mini_codex.rollout.checkpoint import (
     WindowInfo,
     checkpoint_payload,
 )
+from mini_codex.rollout.index import INDEX_FILENAME, RefreshResult, SessionIndex, SessionInfo
 from mini_codex.rollout.lines import ReadStats, decode_line, decode_text
+from mini_codex.rollout.locking import LockedRolloutFile
+from mini_codex.rollout.paths import (
+    ROLLOUT_SUFFIXES,
+    RolloutFileName,
+    new_thread_id,
+    parse_rollout_filename,
+    rollout_path,
+)
 from mini_codex.rollout.reader import (
     RolloutFile,
     iter_lines_reverse,
@@ -19,6 +28,7 @@ from mini_codex.rollout.reader import (
     iter_raw_lines_reverse,
     read_rollout,
 )
+from mini_codex.rollout.recorder import Clock, RecorderOptions, RolloutRecorder
 from mini_codex.rollout.replay import (
     MALFORMED_CHECKPOINT,
     PATCH_WITHOUT_BASELINE,
@@ -27,17 +37,38 @@ from mini_codex.rollout.replay import (
     reconstruct_from_newest,
 )
 from mini_codex.rollout.resume import load_resume_state, read_session_meta, replay_file
+from mini_codex.rollout.verify import (
+    Invariant,
+    VerifyResult,
+    Violation,
+    check_rollout,
+    verify_rollout,
+)
 
 __all__ = [
     "CHECKPOINT_KEY",
+    "INDEX_FILENAME",
     "MALFORMED_CHECKPOINT",
     "PATCH_WITHOUT_BASELINE",
+    "ROLLOUT_SUFFIXES",
     "CheckpointMeta",
+    "Clock",
+    "Invariant",
+    "LockedRolloutFile",
     "PreviousTurnSettings",
     "ReadStats",
     "Reconstructed",
+    "RecorderOptions",
+    "RefreshResult",
     "RolloutFile",
+    "RolloutFileName",
+    "RolloutRecorder",
+    "SessionIndex",
+    "SessionInfo",
+    "VerifyResult",
+    "Violation",
     "WindowInfo",
+    "check_rollout",
     "checkpoint_payload",
     "decode_line",
     "decode_text",
@@ -45,9 +76,13 @@ __all__ = [
     "iter_raw_lines",
     "iter_raw_lines_reverse",
     "load_resume_state",
+    "new_thread_id",
+    "parse_rollout_filename",
     "read_rollout",
     "read_session_meta",
     "reconstruct",
     "reconstruct_from_newest",
     "replay_file",
+    "rollout_path",
+    "verify_rollout",
 ]
