@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import orjson
 import pytest
@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from mini_codex.errors import RolloutError, RolloutSchemaError
 from mini_codex.protocol import (
     CompactedLine,
+    EventMsg,
     FunctionCall,
     Message,
     OutputText,
@@ -22,6 +23,7 @@ from mini_codex.protocol import (
     ResponseItemLine,
     SessionMetaLine,
     TurnContextItem,
+    UnknownEvent,
     UnknownLine,
     assistant_message,
     user_message,
@@ -40,6 +42,7 @@ from mini_codex.rollout import (
     reconstruct,
     replay_file,
 )
+from mini_codex.rollout.entries import EVENT_MODELS, classify
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "rollouts"
 W1 = "01900000-0000-7000-8000-00000000000a"
@@ -478,3 +481,34 @@ def test_response_item_lines_round_trip_to_equal_json() -> None:
     assert all(
         isinstance(line, ResponseItemLine) for line in read.lines if line.type == "response_item"
     )
+
+
+def test_fast_path_knows_every_event_model_of_the_protocol() -> None:
+    """The fast path decides which events are ``UnknownEvent`` itself; it must not miss one."""
+    members = {get_args(member)[0] for member in get_args(get_args(EventMsg)[0])}
+
+    assert members - set(EVENT_MODELS.values()) == {UnknownEvent}
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"type": "task_started", "turn_id": 7},
+        {"type": "task_started", "model_context_window": "1000"},
+        {"type": "user_message"},
+        {"type": "user_message", "message": "hi", "images": "no"},
+        {"type": "thread_rolled_back", "num_turns": True},
+        {"type": "thread_rolled_back", "num_turns": "2"},
+        {"type": "token_count", "info": []},
+        {"type": "agent_message", "message": None},
+        {"type": "item_completed", "item": 1},
+    ],
+)
+def test_fast_and_typed_decoding_agree_on_event_payloads(payload: dict[str, Any]) -> None:
+    line = {"timestamp": "2026-01-01T00:00:00.000Z", "type": "event_msg", "payload": payload}
+    typed_stats, fast_stats = ReadStats(), ReadStats()
+
+    decode_line(line, typed_stats)
+    classify(line, fast_stats)
+
+    assert fast_stats == typed_stats

@@ -453,7 +453,7 @@ def has_exact_fields(payload: dict[str, Any], spec: FieldSpec) -> bool:
     return True
 
 
-_EVENT_MODELS: dict[str, type[BaseModel]] = {
+EVENT_MODELS: dict[str, type[BaseModel]] = {
     "task_started": TaskStarted,
     "turn_started": TaskStarted,
     "task_complete": TaskComplete,
@@ -466,7 +466,7 @@ _EVENT_MODELS: dict[str, type[BaseModel]] = {
 }
 """Event types the protocol models (the rest decode as ``UnknownEvent``)."""
 
-_EVENT_SPECS = {kind: exact_field_spec(model) for kind, model in _EVENT_MODELS.items()}
+_EVENT_SPECS = {kind: exact_field_spec(model) for kind, model in EVENT_MODELS.items()}
 
 _EVENT_BUILDERS: dict[str, Callable[[dict[str, Any]], Entry]] = {
     "task_started": lambda payload: TurnStartedEntry(payload.get("turn_id")),
@@ -486,7 +486,7 @@ def _raw_event(payload: object) -> Entry | Outcome | None:
     kind = payload.get("type")
     if type(kind) is not str:
         return Outcome.BAD
-    if kind not in _EVENT_MODELS:
+    if kind not in EVENT_MODELS:
         return None  # UnknownEvent: any payload with a string type
     spec = _EVENT_SPECS[kind]
     if spec is None or not has_exact_fields(payload, spec):
