@@ -617,3 +617,28 @@ def test_malformed_checkpoint_metadata_is_replayed_past_with_a_warning(
     assert result.reference_context == ctx("t1")
     assert result.window == WindowInfo(0)
     assert MALFORMED_CHECKPOINT in result.warnings
+
+
+def test_reconstructed_to_json_is_the_replay_json_shape(new_rollout: Builder) -> None:
+    rollout = new_rollout().session_meta(context_window={"window_id": new_rollout.WINDOW_1})
+    rollout.completed_user_turn(
+        "t1", "hi", model="model-b", items=[new_rollout.assistant_item("yo")]
+    )
+    rollout.world_state({"env": {"cwd": "/repo"}}, full=False)
+
+    result = reconstruct(rollout.typed())
+
+    assert result.to_json() == {
+        "world_state": None,
+        "history": [new_rollout.user_item("hi"), new_rollout.assistant_item("yo")],
+        "reference_context": new_rollout.turn_context_payload("t1", "model-b"),
+        "previous_model": "model-b",
+        "window": {
+            "number": 0,
+            "first_id": new_rollout.WINDOW_1,
+            "previous_id": None,
+            "current_id": new_rollout.WINDOW_1,
+        },
+        "warnings": [PATCH_WITHOUT_BASELINE],
+        "stats": {"lines": 8, "bad_lines": 0, "unknown_items": 0},
+    }
