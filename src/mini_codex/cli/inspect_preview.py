@@ -78,7 +78,8 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
     if len(first) > limit:
         first = first[: limit - 1] + "…"
     if len(lines) > 1:
-        first += f" (+{len(lines) - 1} lines)"
+        more = len(lines) - 1
+        first += f" (+{more} line{'s' if more != 1 else ''})"
     return first
 
 

@@ -279,7 +279,8 @@ class _Builder:
                 marked = self.roll_back(event.num_turns, number)
                 text = f"{event.num_turns} user turn(s) dropped"
                 if marked:
-                    text += f": turns {', '.join(str(turn.number) for turn in marked)}"
+                    numbers = ", ".join(str(turn.number) for turn in marked)
+                    text += f": turn{'s' if len(marked) != 1 else ''} {numbers}"
                 self.add(Row(number, "rollback", "thread_rolled_back", text))
             case _:
                 if isinstance(event, UserMessageEvent):

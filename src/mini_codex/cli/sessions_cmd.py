@@ -81,10 +81,8 @@ def _first_line(text: str | None) -> str:
     return ""
 
 
-def render_sessions(sessions: list[SessionInfo], home: Path) -> Table | str:
-    """The table of ``sessions list`` (a sentence when there is nothing to list)."""
-    if not sessions:
-        return f"no sessions under {home / 'sessions'}"
+def render_sessions(sessions: list[SessionInfo]) -> Table:
+    """The table of ``sessions list``."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("id", no_wrap=True)
     table.add_column("updated (UTC)", no_wrap=True)
@@ -140,4 +138,7 @@ def list_command(
     if json_output:
         typer.echo(orjson.dumps([session_json(info) for info in sessions]).decode())
         return
-    Console(highlight=False).print(render_sessions(sessions, target))
+    if not sessions:
+        typer.echo(f"no sessions under {target / 'sessions'}")
+        return
+    Console(highlight=False).print(render_sessions(sessions))
