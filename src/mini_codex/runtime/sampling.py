@@ -134,7 +134,7 @@ async def run_sampling_request(
 async def _try_sampling_request(
     step: StepContext, client: ModelClient, io: TurnIO, prompt: Prompt
 ) -> SamplingOutcome:
-    error: ModelError | None = None
+    error: Exception | None = None
     outcome: SamplingOutcome | None = None
 
     def on_begin(call: ToolCallItem) -> None:
@@ -166,7 +166,7 @@ async def _try_sampling_request(
         )
         try:
             outcome = await _consume_stream(client, io, prompt, runtime)
-        except ModelError as exc:
+        except Exception as exc:  # raised below, outside the task group (never grouped)
             error = exc
         finally:
             # Outputs are recorded in call order, also after a failed or cancelled stream.
