@@ -8,12 +8,16 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import pytest
 from runtime_harness import SleepTool, describe_rollout, layout, open_session
 
 from mini_codex.errors import ModelError
+from mini_codex.models.base import Created, ModelEvent, Prompt
 from mini_codex.models.errors import (
     CONTEXT_WINDOW_EXCEEDED_MESSAGE,
     ContextWindowExceeded,
@@ -171,3 +175,73 @@ async def test_backoff_doubles_is_capped_and_a_server_delay_wins(tmp_path: Path)
         [0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, DEFAULT_MAX_BACKOFF_S, 90.0]
     )
     assert len({prompt.step_id for prompt in model.prompts}) == 1
+
+
+@dataclass
+class BrokenClient:
+    """A provider adapter with a bug: the stream raises a plain exception after ``Created``."""
+
+    prompts: int = 0
+
+    async def aclose(self) -> None:
+        return None
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
+        self.prompts += 1
+        yield Created("resp_broken")
+        raise RuntimeError("provider adapter bug")
+
+
+async def test_a_client_bug_is_an_error_event_with_its_message_and_the_session_survives(
+    tmp_path: Path,
+) -> None:
+    async with open_session(tmp_path, [ScriptedResponse([assistant("fine")])]) as run:
+        scripted = run.session.options.client
+        broken = BrokenClient()
+        run.session.options.client = broken
+        assert await run.session.run_turn("first") is None
+        run.session.options.client = scripted
+        assert await run.session.run_turn("second") == "fine"
+
+    assert broken.prompts == 1  # not retried: only model errors are
+    (error,) = run.events_of(ErrorEvent)
+    assert error.message == "turn failed: provider adapter bug"
+    assert layout(run.prompts[0].input)[2:] == ["message/user:first", "message/user:second"]
+
+
+async def test_tool_outputs_are_recorded_when_the_stream_then_fails_for_good(
+    tmp_path: Path,
+) -> None:
+    tool = SleepTool("look", delay=0.05)
+    script = [ScriptedFailure(ContextWindowExceeded(), [function_call("look", {}, "c1")])]
+    async with open_session(tmp_path, script, tools=[tool]) as run:
+        assert await run.session.run_turn("look") is None
+
+    assert layout(run.session.history.items)[2:] == [
+        "message/user:look",
+        "function_call/look",
+        "function_call_output:look done",
+    ]
+    assert [e.message for e in run.events_of(ErrorEvent)] == [CONTEXT_WINDOW_EXCEEDED_MESSAGE]
+    assert check_rollout(run.rollout()).violations == []
+
+
+async def test_an_interrupt_during_the_retry_backoff_aborts_without_another_request(
+    tmp_path: Path,
+) -> None:
+    script = [ScriptedFailure(ServerError("busy", retry_after_s=60.0))]
+    async with open_session(tmp_path, script) as run:
+        with run.session.subscribe() as events, anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run.session.run_turn, "hi")
+                async for event in events:
+                    if isinstance(event, StreamErrorEvent):
+                        run.session.interrupt()
+                        break
+
+    assert len(run.prompts) == 1
+    assert run.events_of(ErrorEvent) == []
+    assert describe_rollout(run.rollout())[-2:] == [
+        "item message/user:<turn_aborted>",
+        "event turn_aborted",
+    ]
