@@ -142,3 +142,24 @@ async def test_checkpoints_written_between_steps_resume_to_the_same_history(
 
     assert list(run.prompts[0].input) == [*history, user_message("go on")]
     assert check_rollout(run.rollout()).violations == []
+
+
+async def test_resuming_with_another_model_announces_the_switch_once(tmp_path: Path) -> None:
+    first, history, path = await first_session(tmp_path)
+    before = len(first.rollout())
+    config = load_config(None, ["model=gpt-other"])
+    script = [ScriptedResponse([assistant("switched")])]
+    async with open_session(tmp_path, script, resume_path=path, config=config) as run:
+        await run.session.run_turn("carry on")
+
+    assert layout(run.prompts[0].input)[len(history) :] == [
+        "message/developer:<model_switch>",
+        "message/user:carry on",
+    ]
+    assert describe_rollout(run.rollout())[before : before + 4] == [
+        "event task_started",
+        "item message/developer:<model_switch>",
+        "world_state patch model",
+        "turn_context",
+    ]
+    assert check_rollout(run.rollout()).violations == []

@@ -180,3 +180,35 @@ async def test_rollout_verify_finds_no_violation_and_replays_the_live_baseline(
     assert baseline is not None
     assert result.baseline == baseline.to_json()
     assert sorted(result.baseline["workspace"]["files"]) == ["README.md", "notes/todo.txt"]
+
+
+async def test_files_the_shell_creates_and_deletes_are_in_the_next_request(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    (cwd / "old.txt").write_text("old\n")
+    command = "rm old.txt && mkdir -p out && echo built > out/result.txt"
+    model = ScriptedModel(
+        [
+            ScriptedResponse([function_call("shell", {"command": command}, "call_sh")]),
+            ScriptedResponse([assistant("rebuilt")]),
+        ]
+    )
+    options = SessionOptions(
+        cwd=cwd, home=tmp_path / "home", client=model, env={"PATH": "/usr/bin:/bin"}
+    )
+    async with Session.open(options) as session:
+        assert await session.run_turn("rebuild") == "rebuilt"
+
+    first, second = model.prompts
+    assert second.step_id != first.step_id
+    assert second.input[-1] == Message(
+        role="user",
+        content=[
+            InputText(
+                text="<workspace_files>\nAdded files:\nout/result.txt\n"
+                "Removed files:\nold.txt\n</workspace_files>"
+            )
+        ],
+    )
+    assert session.rollout_path is not None
+    assert check_rollout(read_rollout(session.rollout_path).lines).violations == []
