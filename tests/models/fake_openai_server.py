@@ -39,6 +39,8 @@ class Reply:
     cut: Literal["eof", "reset"] | None = None
     stall_s: float = 0.0
     """Sleep after the chunks, before ending the body (to trigger an idle timeout)."""
+    delay_s: float = 0.0
+    """Sleep before sending the status line (a server that accepts but does not answer)."""
 
 
 @dataclass
@@ -305,6 +307,7 @@ class FakeOpenAIServer:
 
             def _send(self, reply: Reply) -> None:
                 body = b"".join(reply.chunks)
+                time.sleep(reply.delay_s)
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)

@@ -555,6 +555,14 @@ async def test_local_server_idle_stream_times_out() -> None:
     assert "no data from the response stream for 0.2s" in str(error)
 
 
+async def test_local_server_that_never_answers_times_out() -> None:
+    with serve([Reply(delay_s=1.0)]) as fake:
+        client = server_client(fake.url, stream_idle_timeout_ms=200, request_max_retries=0)
+        error = await failure(client, prompt())
+    assert type(error) is Timeout
+    assert str(error) == f"model provider 'openai' ({fake.url}): the request timed out"
+
+
 async def test_local_server_errors_are_classified() -> None:
     replies: Sequence[Reply] = [
         error_reply(429, {"message": "Too many requests"}, {"retry-after": "3"}),

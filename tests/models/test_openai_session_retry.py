@@ -16,6 +16,7 @@ from fake_openai_server import (
     Reply,
     chat_chunks,
     chat_usage,
+    error_reply,
     responses_events,
     serve,
     sse_reply,
@@ -25,8 +26,9 @@ from fake_openai_server import (
 from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.models import ModelClient, ModelClientOptions
 from mini_codex.models.chat_completions import ChatCompletionsClient
+from mini_codex.models.errors import CONTEXT_WINDOW_EXCEEDED_MESSAGE
 from mini_codex.models.openai_responses import OpenAIResponsesClient
-from mini_codex.protocol import ResponseItemLine, TokenCount
+from mini_codex.protocol import ResponseItemLine, TaskComplete, TokenCount
 from mini_codex.protocol.items import (
     FunctionCall,
     FunctionCallOutput,
@@ -215,3 +217,53 @@ async def test_chat_stream_cut_once_is_retried_without_duplicates(tmp_path: Path
     ]
     assert infos[-1]["auto_compact_due"] is True
     assert infos[0]["last_token_usage"]["input_tokens"] > 0
+
+
+def local_config(url: str) -> tuple[Config, ModelProviderConfig]:
+    provider = ModelProviderConfig(base_url=url, request_max_retries=0)
+    config = Config(
+        model="gpt-5.1-codex", model_provider="local", model_providers={"local": provider}
+    )
+    return config, provider
+
+
+def responses_client(provider: ModelProviderConfig) -> OpenAIResponsesClient:
+    return OpenAIResponsesClient.from_options(
+        ModelClientOptions(model="gpt-5.1-codex", provider_name="local", provider=provider)
+    )
+
+
+async def test_session_waits_the_retry_after_of_a_429(tmp_path: Path) -> None:
+    done = {"type": "message", "id": "m", "role": "assistant",
+            "content": [{"type": "output_text", "text": "done"}]}  # fmt: skip
+    replies = [
+        error_reply(429, {"message": "Rate limit reached"}, {"retry-after": "0.25"}),
+        sse_reply(responses_events([done], usage=usage(10, 1))),
+    ]
+    with serve(replies) as fake:
+        config, provider = local_config(fake.url)
+        session, events = await run_session(
+            tmp_path, responses_client(provider), config, EchoTool()
+        )
+    assert [(e.attempt, e.delay_s) for e in events if isinstance(e, StreamErrorEvent)] == [
+        (1, 0.25)
+    ]
+    assert [e for e in events if isinstance(e, ErrorEvent)] == []
+    assert session.history.items[-1] == Message(id="m", role="assistant", content=done["content"])
+    assert len(fake.requests) == 2
+
+
+async def test_session_ends_the_turn_on_context_window_exceeded_without_retry(
+    tmp_path: Path,
+) -> None:
+    error = {"message": "This model's maximum context length is 272000 tokens.",
+             "code": "context_length_exceeded", "type": "invalid_request_error"}  # fmt: skip
+    with serve([error_reply(400, error)]) as fake:
+        config, provider = local_config(fake.url)
+        _, events = await run_session(tmp_path, responses_client(provider), config, EchoTool())
+    assert [e for e in events if isinstance(e, StreamErrorEvent)] == []
+    assert [e.message for e in events if isinstance(e, ErrorEvent)] == [
+        CONTEXT_WINDOW_EXCEEDED_MESSAGE
+    ]
+    assert [e.type for e in events if isinstance(e, TaskComplete)] == ["task_complete"]
+    assert len(fake.requests) == 1

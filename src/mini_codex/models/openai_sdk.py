@@ -2,8 +2,10 @@
 
 * ``build_async_openai(options)``: an ``openai.AsyncOpenAI`` for one ``[model_providers.NAME]``
   table: explicit ``base_url`` (never the SDK's own ``OPENAI_BASE_URL`` lookup), ``http_headers``
-  and ``query_params`` as defaults, ``request_max_retries`` as the SDK's request retries.
-  A provider without an API key (``env_key`` unset, typical for local servers) sends no
+  and ``query_params`` as defaults, ``request_max_retries`` as the SDK's request retries,
+  ``stream_idle_timeout_ms`` as its read timeout (a server that never sends headers times out
+  too). The SDK itself still reads ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` /
+  ``OPENAI_CUSTOM_HEADERS`` when set. A provider without an API key (``env_key`` unset, typical for local servers) sends no
   ``Authorization`` header at all (see ``ProviderAccess.request_headers``).
 * ``map_openai_errors(access)``: the one place where SDK, ``httpx2``, JSON and validation
   failures become ``models.errors`` classes (``classify_http_status`` for HTTP statuses,
@@ -43,6 +45,7 @@ from mini_codex.models.registry import ModelClientOptions
 from mini_codex.models.retry import classify_http_status, classify_stream_failure
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+CONNECT_TIMEOUT_S = 10.0
 _UNUSED_API_KEY = "no-key"
 """Placeholder the SDK insists on; the header itself is omitted per request."""
 
@@ -96,12 +99,15 @@ def build_async_openai(
             f"model provider {options.provider_name!r}: request_max_retries must be >= 0"
         )
     query: Mapping[str, object] | None = dict(provider.query_params) or None
+    idle = idle_timeout_s(options)
     return openai.AsyncOpenAI(
         api_key=options.api_key or _UNUSED_API_KEY,
         base_url=access.base_url,
         default_headers=dict(provider.http_headers) or None,
         default_query=query,
         max_retries=provider.request_max_retries,
+        # A server silent for the idle timeout also fails before the response headers.
+        timeout=httpx2.Timeout(idle, connect=min(idle, CONNECT_TIMEOUT_S)),
         http_client=http_client,
     )
 
