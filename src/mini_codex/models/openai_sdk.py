@@ -5,8 +5,8 @@
   and ``query_params`` as defaults, ``request_max_retries`` as the SDK's request retries,
   ``stream_idle_timeout_ms`` as its read timeout (a server that never sends headers times out
   too). The SDK itself still reads ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` /
-  ``OPENAI_CUSTOM_HEADERS`` when set. A provider without an API key (``env_key`` unset, typical for local servers) sends no
-  ``Authorization`` header at all (see ``ProviderAccess.request_headers``).
+  ``OPENAI_CUSTOM_HEADERS`` when set. A provider without an API key (``env_key`` unset, typical
+  for local servers) sends no ``Authorization`` header at all (``ProviderAccess``).
 * ``map_openai_errors(access)``: the one place where SDK, ``httpx2``, JSON and validation
   failures become ``models.errors`` classes (``classify_http_status`` for HTTP statuses,
   ``classify_stream_failure`` for errors reported inside a stream). Messages name the provider.
