@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+from mcp.client.client import Client
 from mcp.server.mcpserver import MCPServer
 
-from mcp import Client
 from mini_codex.config import McpServerConfig
 from mini_codex.mcp.client import ClientFactory, StdioHttpClientFactory
 

@@ -90,7 +90,7 @@ async def test_a_required_server_is_waited_for_without_a_mention() -> None:
 async def test_a_cached_catalog_is_advertised_while_the_server_starts(tmp_path: Path) -> None:
     cache = CatalogCache(tmp_path)
     config = inprocess_config()
-    from mcp import Client
+    from mcp.client.client import Client
 
     async with Client(delayed_server("slow", 0)) as client:
         cache.store("slow", config, await list_catalog(client))

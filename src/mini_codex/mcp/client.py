@@ -19,7 +19,6 @@ What does not belong here: which connections exist (``runtime.py``), what a step
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import tempfile
@@ -31,8 +30,8 @@ from typing import Any, Literal, Protocol, TextIO, cast
 import anyio
 import httpx2
 import mcp_types
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from mini_codex import __version__
@@ -45,6 +44,7 @@ from mini_codex.mcp.errors import (
     McpUnavailableError,
     describe_exception,
     is_connection_closed,
+    is_error,
     is_timeout,
     map_mcp_errors,
 )
@@ -202,36 +202,17 @@ class McpConnection:
 
     async def run(self) -> None:
         """Start the server, publish its catalog, keep the client open until closed or lost."""
-        timeout = self.config.startup_timeout_sec
         errlog = _open_errlog() if self.config.command is not None else None
         try:
-            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+            with anyio.CancelScope() as scope:
                 self._scope = scope
                 if self._close_requested:
                     scope.cancel()
-                try:
-                    async with self._factory(self.server, self.config, errlog) as c:
-                        catalog = await list_catalog(c)
-                        scope.deadline = math.inf
-                        self._client, self.catalog = c, catalog
-                        self.ready_at = time.monotonic()
-                        self._settle("ready")
-                        await anyio.sleep_forever()
-                except McpError as exc:
-                    self._settle("failed", self._with_stderr(str(exc), errlog))
-                except (Exception, BaseExceptionGroup) as exc:
-                    if self.status == "starting":
-                        message = f"MCP server {self.server!r} failed to start: "
-                        message += describe_exception(exc)
-                        self._settle("failed", self._with_stderr(message, errlog))
-                    else:
-                        self._lose(f"MCP server {self.server!r} failed: {describe_exception(exc)}")
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._watch_startup, errlog)
+                    await self._serve(errlog)
             if scope.cancelled_caught and self.status == "starting":
-                if self._close_requested:
-                    self._settle("closed")
-                else:
-                    message = f"MCP server {self.server!r} did not start within {timeout:g} s"
-                    self._settle("failed", self._with_stderr(message, errlog))
+                self._settle("closed")
         finally:
             self._client = None
             if self.status in ("starting", "ready"):
@@ -240,6 +221,38 @@ class McpConnection:
             if errlog is not None:
                 errlog.close()
             self._done.set()
+
+    async def _watch_startup(self, errlog: TextIO | None) -> None:
+        """Fail the connection when startup exceeds its timeout (before the SDK cleans up)."""
+        timeout = self.config.startup_timeout_sec
+        with anyio.move_on_after(timeout):
+            await self._settled.wait()
+            return
+        if self.status == "starting" and not self._close_requested:
+            message = f"MCP server {self.server!r} did not start within {timeout:g} s"
+            self._settle("failed", self._with_stderr(message, errlog))
+            if self._scope is not None:
+                self._scope.cancel()
+
+    async def _serve(self, errlog: TextIO | None) -> None:
+        try:
+            async with self._factory(self.server, self.config, errlog) as client:
+                catalog = await list_catalog(client)
+                self._client, self.catalog = client, catalog
+                self.ready_at = time.monotonic()
+                self._settle("ready")
+                await anyio.sleep_forever()
+        except McpError as exc:
+            self._settle("failed", self._with_stderr(str(exc), errlog))
+        except (Exception, BaseExceptionGroup) as exc:
+            if not is_error(exc):
+                raise  # cancellation wrapped in a group
+            if self.status == "starting":
+                message = f"MCP server {self.server!r} failed to start: "
+                message += describe_exception(exc)
+                self._settle("failed", self._with_stderr(message, errlog))
+            else:
+                self._lose(f"MCP server {self.server!r} failed: {describe_exception(exc)}")
 
     def _with_stderr(self, message: str, errlog: TextIO | None) -> str:
         tail = _stderr_tail(errlog)

@@ -33,6 +33,7 @@ __all__ = [
     "McpUnavailableError",
     "describe_exception",
     "is_connection_closed",
+    "is_error",
     "is_timeout",
     "map_mcp_errors",
 ]
@@ -78,6 +79,11 @@ def describe_exception(exc: BaseException) -> str:
         return f"invalid message from server: {leaf.error_count()} validation error(s)"
     text = str(leaf).strip().splitlines()
     return f"{type(leaf).__name__}: {text[0]}" if text else type(leaf).__name__
+
+
+def is_error(exc: BaseException) -> bool:
+    """Whether ``exc`` (or the first leaf of a group) is an ``Exception``, not cancellation."""
+    return isinstance(_leaf(exc), Exception)
 
 
 def is_connection_closed(exc: BaseException) -> bool:
