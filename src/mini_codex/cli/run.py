@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -156,10 +157,14 @@ def run_session(
         environ=process_environment(),
     )
 
+    interrupted: list[int] = []
+
     async def main() -> None:
         try:
-            async with Session.open(options) as session:
+            async with Session.open(options) as session, anyio.create_task_group() as tg:
+                tg.start_soon(_interrupt_on_signal, session, interrupted)
                 await session.run_turn(prompt)
+                tg.cancel_scope.cancel()
         finally:
             await client.aclose()
 
@@ -168,7 +173,19 @@ def run_session(
     finally:
         if trace is not None:
             trace.close()
+    if interrupted:
+        return 128 + interrupted[0]
     return 1 if output.errors else 0
+
+
+async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
+    """The first Ctrl-C (or SIGTERM) interrupts the turn through the session, so running tools
+    get their aborted outputs recorded; after it, a second signal gets the default handling."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            received.append(int(signum))
+            session.interrupt()
+            return
 
 
 def _open_trace(path: Path | None) -> TextIO | None:
