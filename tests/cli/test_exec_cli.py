@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from mini_codex.cli.main import app
-from mini_codex.protocol import WorldStateLine
+from mini_codex.protocol import FunctionCallOutput, ResponseItemLine, WorldStateLine
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.verify import check_rollout
 
@@ -304,3 +307,55 @@ def test_bad_invocations_fail_with_one_line_and_exit_2_writing_nothing(
     assert line.startswith(message.format(tmp=tmp_path))
     assert not trace.exists()
     assert not (tmp_path / "home" / "sessions").exists()
+
+
+SLEEP = "sleep 60"
+
+
+def test_ctrl_c_aborts_the_turn_and_records_the_aborted_tool_output(tmp_path: Path) -> None:
+    """SIGINT interrupts the turn like ``Session.interrupt()``: the running shell call gets the
+    aborted output of §5.4 (recorded before the ``<turn_aborted>`` marker), exit code 130."""
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "output": [
+                    {"type": "function_call", "name": "shell", "arguments": {"command": "sleep 60"}}
+                ]
+            }
+        ],
+    )
+    args = ["exec", "--model", f"scripted:{script}", "--json", "--cd", str(tmp_path), "wait"]
+    process = subprocess.Popen(
+        [str(MINI_CODEX), *args],
+        cwd=tmp_path,
+        env=clean_env(tmp_path / "home"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        events = []
+        for line in process.stdout:
+            events.append(json.loads(line))
+            if events[-1]["type"] == "tool_call_begin":
+                break
+        time.sleep(0.5)  # let the shell start its command
+        process.send_signal(signal.SIGINT)
+        rest, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    events += json_lines(rest)
+
+    assert (process.returncode, stderr) == (130, "")
+    assert events[-1]["type"] == "turn_aborted"
+    lines = read_rollout(events[0]["rollout_path"]).lines
+    items = [line.payload for line in lines if isinstance(line, ResponseItemLine)]
+    output, marker = items[-2:]
+    assert isinstance(output, FunctionCallOutput)
+    assert isinstance(output.output, str)
+    assert re.fullmatch(r"Wall time: \d+\.\d seconds\naborted by user", output.output)
+    assert marker.to_json()["content"][0]["text"].startswith("<turn_aborted>")
+    assert check_rollout(lines).violations == []
