@@ -4,6 +4,7 @@ and what each file of the golden corpus (tests/fixtures/rollouts) reconstructs t
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, get_args
 
@@ -458,6 +459,22 @@ def test_truncated_zstd_stream_keeps_the_lines_before_the_damage(tmp_path: Path)
         orjson.loads(line) for line in plain[: len(read.lines)]
     ]
     assert read.stats.bad_lines <= 1  # at most the torn last line
+
+
+def test_zstd_rollout_without_zstandard_names_the_missing_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "rollout.jsonl.zst"
+    path.write_bytes(b"\x28\xb5\x2f\xfd")
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # makes `import zstandard` fail
+
+    for load in (read_rollout, load_resume_state):
+        with pytest.raises(RolloutError) as raised:
+            load(path)
+
+        assert str(raised.value) == (
+            f"reading {path} needs the 'zstandard' package (install mini-codex[zstd])"
+        )
 
 
 def test_file_that_is_not_zstd_is_a_clear_error(tmp_path: Path) -> None:

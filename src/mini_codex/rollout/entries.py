@@ -540,20 +540,30 @@ def classify(obj: object, stats: ReadStats) -> Entry | None:
     if type(obj) is dict and "payload" in obj:
         envelope = obj
         kind = obj.get("type")
-        if kind == "response_item":  # the most common line: a cheap path for non-messages
-            payload = obj["payload"]
-            timestamp = obj.get("timestamp")
-            if type(payload) is dict and (timestamp is None or type(timestamp) is str):
-                item_kind = payload.get("type")
-                if (
-                    type(item_kind) is str
-                    and item_kind != "message"
-                    and item_kind != GHOST_SNAPSHOT
-                ):
-                    return ItemEntry(payload, None, False, True)
-        elif type(kind) is not str:
+        if type(kind) is not str:
             stats.bad_lines += 1
             return None
+        # Cheap paths for the most common well-formed lines; anything else takes the general path.
+        payload = obj["payload"]
+        timestamp = obj.get("timestamp")
+        if type(payload) is dict and (timestamp is None or type(timestamp) is str):
+            if kind == "response_item":
+                inner = payload.get("type")
+                if type(inner) is str and inner != "message" and inner != GHOST_SNAPSHOT:
+                    return ItemEntry(payload, None, False, True)
+            elif kind == "event_msg":
+                if payload.get("type") == "token_count":
+                    info = payload.get("info")
+                    limits = payload.get("rate_limits")
+                    if (info is None or type(info) is dict) and (
+                        limits is None or type(limits) is dict
+                    ):
+                        return None
+            elif kind == "world_state":
+                full = payload.get("full")
+                state = payload.get("state")
+                if type(full) is bool and type(state) is dict:
+                    return WorldStateEntry(full, state)
     else:
         normalized = normalize_envelope(obj)  # legacy shapes and malformed lines
         if normalized is None:

@@ -167,8 +167,9 @@ def reconstruct_entries(
     holds a copy.
     """
     scan = _Scan(early_exit)
+    feed = scan.feed
     for entry in entries_newest_first:
-        if scan.feed(entry):
+        if feed(entry):
             break
     else:
         scan.finish()
@@ -243,7 +244,13 @@ class _Scan:
         match entry:
             case ItemEntry():
                 active = self.active
-                if entry.closer and active is not None and active.legacy_user_turn():
+                if (
+                    entry.closer
+                    and active is not None
+                    and active.counts_as_user_turn  # legacy_user_turn(), inlined: hot path
+                    and active.turn_id is None
+                    and not active.task_framed
+                ):
                     self.finalize()
                     active = None
                 if active is None:

@@ -86,7 +86,7 @@ def _reconstruct(source: Path, *, early_exit: bool) -> Reconstructed:
 
 
 def _entries(source: Path, stats: ReadStats) -> Iterator[Entry]:
-    loads, invalid = orjson.loads, orjson.JSONDecodeError
+    loads, invalid, decode = orjson.loads, orjson.JSONDecodeError, classify
     for raw in iter_raw_lines_reverse(source):
         try:
             obj = loads(raw)
@@ -94,6 +94,6 @@ def _entries(source: Path, stats: ReadStats) -> Iterator[Entry]:
             stats.lines += 1
             stats.bad_lines += 1
             continue
-        entry = classify(obj, stats)
+        entry = decode(obj, stats)
         if entry is not None:
             yield entry
