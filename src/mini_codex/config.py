@@ -106,6 +106,10 @@ class Config(_Section):
     model_providers: dict[str, ModelProviderConfig] = Field(default_factory=dict)
     model_reasoning_effort: str | None = None
     model_reasoning_summary: str | None = None
+    model_context_window: int | None = None
+    """Tokens in the model's context window, when the built-in table does not know the model."""
+    model_auto_compact_token_limit: int | None = None
+    """Auto-compaction threshold; default 90 % of the context window (spec §8.1)."""
     approval_policy: ApprovalPolicyName = "never"
     sandbox_mode: SandboxModeName = "workspace-write"
     sandbox_workspace_write: SandboxWorkspaceWrite = Field(default_factory=SandboxWorkspaceWrite)

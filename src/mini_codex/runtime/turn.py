@@ -192,6 +192,7 @@ async def run_turn(
             if outcome.usage is not None:
                 turn_tokens.add(outcome.usage)
                 state.session_tokens.add(outcome.usage)
+                config = turn.session.config
                 await _persist_event(
                     state,
                     TokenCount(
@@ -203,7 +204,12 @@ async def run_turn(
                             # by how full the last request left the window.
                             **compaction_info(
                                 turn.model,
-                                turn.session.config.model_extra,
+                                {
+                                    "model_context_window": config.model_context_window,
+                                    "model_auto_compact_token_limit": (
+                                        config.model_auto_compact_token_limit
+                                    ),
+                                },
                                 context_tokens=outcome.usage.total_tokens,
                             ),
                         }
