@@ -51,5 +51,9 @@ def _register() -> None:
     app.add_typer(rollout_app, name="rollout")
     app.add_typer(sessions_app, name="sessions")
 
+    from mini_codex.cli.mcp_cmd import mcp_app
+
+    app.add_typer(mcp_app, name="mcp")
+
 
 _register()

@@ -1,0 +1,286 @@
+"""``mini-codex mcp add | remove | list``: the ``[mcp_servers.NAME]`` tables of config.toml.
+
+The file is ``$MINI_CODEX_HOME/config.toml``; it is edited with tomlkit, so comments, ordering and
+formatting of everything else survive, and replaced atomically. Every new table is validated as an
+``McpServerConfig`` before anything is written; a malformed file is refused, never overwritten.
+
+* ``mcp add NAME [--env K=V]... -- COMMAND [ARGS]...`` adds (or replaces) a stdio server;
+  ``mcp add NAME --url URL [--bearer-token-env-var VAR]`` a streamable HTTP one.
+* ``mcp remove NAME`` deletes the table (and an emptied ``[mcp_servers]``).
+* ``mcp list [--json]`` shows the configured servers (one JSON array with ``--json``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import tomlkit
+import typer
+from pydantic import ValidationError
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from tomlkit.exceptions import TOMLKitError
+
+from mini_codex.cli.env import mini_codex_home
+from mini_codex.config import Config, McpServerConfig
+from mini_codex.errors import ConfigError, MiniCodexError
+
+__all__ = ["add_server", "mcp_app", "remove_server", "server_json", "servers_in"]
+
+mcp_app = typer.Typer(
+    name="mcp",
+    help="Configure MCP servers ([mcp_servers.NAME] in $MINI_CODEX_HOME/config.toml).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _parse(text: str, source: str) -> tomlkit.TOMLDocument:
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from exc
+
+
+def _dumps(document: tomlkit.TOMLDocument) -> str:
+    text = tomlkit.dumps(document).rstrip("\n")  # tables are appended after a blank line
+    return text + "\n" if text else ""
+
+
+def add_server(
+    text: str, name: str, server: dict[str, Any], *, source: str = "config.toml"
+) -> tuple[str, bool]:
+    """``text`` with ``[mcp_servers.<name>]`` set to ``server``; True when it replaced one."""
+    if not _NAME.match(name):
+        raise ConfigError(
+            f"invalid MCP server name {name!r}: use letters, digits, '_' and '-' only"
+        )
+    try:
+        McpServerConfig.model_validate(server)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"mcp_servers.{name}: {first['msg']}") from exc
+    document = _parse(text, source)
+    servers = document.get("mcp_servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        document["mcp_servers"] = servers
+    elif not isinstance(servers, dict):
+        raise ConfigError(f"{source}: mcp_servers is not a table")
+    replaced = name in servers
+    table = tomlkit.table()
+    for key, value in server.items():
+        if isinstance(value, dict):
+            inline = tomlkit.inline_table()
+            inline.update(value)
+            value = inline
+        table[key] = value
+    servers[name] = table
+    return _dumps(document), replaced
+
+
+def remove_server(text: str, name: str, *, source: str = "config.toml") -> str:
+    """``text`` without ``[mcp_servers.<name>]``; ConfigError when there is none."""
+    document = _parse(text, source)
+    servers = document.get("mcp_servers")
+    if not isinstance(servers, dict) or name not in servers:
+        raise ConfigError(f"no MCP server named {name!r} in {source}")
+    del servers[name]
+    if not servers:
+        del document["mcp_servers"]
+    return _dumps(document)
+
+
+def servers_in(text: str, *, source: str = "config.toml") -> dict[str, McpServerConfig]:
+    """The validated ``[mcp_servers]`` of a config file's text."""
+    data = _parse(text, source).unwrap()
+    try:
+        return Config.model_validate({"mcp_servers": data.get("mcp_servers", {})}).mcp_servers
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"{source}: {where}: {first['msg']}") from exc
+
+
+def server_json(name: str, server: McpServerConfig) -> dict[str, Any]:
+    """One server of ``mcp list --json``."""
+    transport: dict[str, Any]
+    if server.command is not None:
+        transport = {
+            "type": "stdio",
+            "command": server.command,
+            "args": list(server.args),
+            "env": server.env,
+            "cwd": server.cwd,
+        }
+    else:
+        transport = {
+            "type": "streamable_http",
+            "url": server.url,
+            "bearer_token_env_var": server.bearer_token_env_var,
+        }
+    return {
+        "name": name,
+        "enabled": server.enabled,
+        "required": server.required,
+        "transport": transport,
+        "startup_timeout_sec": server.startup_timeout_sec,
+        "tool_timeout_sec": server.tool_timeout_sec,
+        "enabled_tools": list(server.enabled_tools) if server.enabled_tools is not None else None,
+        "disabled_tools": list(server.disabled_tools),
+    }
+
+
+def _config_path() -> Path:
+    return mini_codex_home() / "config.toml"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8") if path.is_file() else ""
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".config-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            if path.exists():
+                os.chmod(tmp, path.stat().st_mode & 0o777)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _fail(exc: MiniCodexError) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(2)
+
+
+def _env_pairs(values: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for value in values:
+        key, sep, item = value.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"bad --env {value!r}: expected KEY=VALUE")
+        env[key] = item
+    return env
+
+
+@mcp_app.command("add")
+def add_command(
+    name: Annotated[str, typer.Argument(help="Server name (letters, digits, '_', '-').")],
+    command: Annotated[
+        list[str] | None,
+        typer.Argument(help="After --: the stdio server's command and its arguments."),
+    ] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="Streamable HTTP endpoint instead of a command.")
+    ] = None,
+    env: Annotated[
+        list[str] | None,
+        typer.Option("--env", help="KEY=VALUE for a stdio server's environment (repeatable)."),
+    ] = None,
+    bearer_token_env_var: Annotated[
+        str | None,
+        typer.Option("--bearer-token-env-var", help="Variable holding an HTTP bearer token."),
+    ] = None,
+    required: Annotated[
+        bool, typer.Option("--required", help="Wait for it; exec fails if it cannot start.")
+    ] = False,
+    startup_timeout_sec: Annotated[
+        float | None, typer.Option("--startup-timeout-sec", help="Default 30.")
+    ] = None,
+    tool_timeout_sec: Annotated[
+        float | None, typer.Option("--tool-timeout-sec", help="Default 60.")
+    ] = None,
+) -> None:
+    """Add (or replace) an MCP server."""
+    path = _config_path()
+    try:
+        server: dict[str, Any] = {}
+        if command:
+            server["command"] = command[0]
+            if command[1:]:
+                server["args"] = command[1:]
+            if env:
+                server["env"] = _env_pairs(env)
+        if url is not None:
+            server["url"] = url
+            if bearer_token_env_var is not None:
+                server["bearer_token_env_var"] = bearer_token_env_var
+        elif bearer_token_env_var is not None:
+            raise ConfigError("--bearer-token-env-var needs --url")
+        if env and not command:
+            raise ConfigError("--env needs a command (after --)")
+        if required:
+            server["required"] = True
+        if startup_timeout_sec is not None:
+            server["startup_timeout_sec"] = startup_timeout_sec
+        if tool_timeout_sec is not None:
+            server["tool_timeout_sec"] = tool_timeout_sec
+        text, replaced = add_server(_read(path), name, server, source=str(path))
+        _write(path, text)
+    except MiniCodexError as exc:
+        raise _fail(exc) from None
+    typer.echo(f"{'Updated' if replaced else 'Added'} MCP server {name!r} in {path}")
+
+
+@mcp_app.command("remove")
+def remove_command(name: Annotated[str, typer.Argument(help="Server name.")]) -> None:
+    """Remove an MCP server."""
+    path = _config_path()
+    try:
+        _write(path, remove_server(_read(path), name, source=str(path)))
+    except MiniCodexError as exc:
+        raise _fail(exc) from None
+    typer.echo(f"Removed MCP server {name!r} from {path}")
+
+
+@mcp_app.command("list")
+def list_command(
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
+) -> None:
+    """List the configured MCP servers."""
+    path = _config_path()
+    try:
+        servers = servers_in(_read(path), source=str(path))
+    except MiniCodexError as exc:
+        raise _fail(exc) from None
+    if json_output:
+        listing = [server_json(name, server) for name, server in sorted(servers.items())]
+        typer.echo(orjson.dumps(listing).decode())
+        return
+    if not servers:
+        typer.echo(f"no MCP servers in {path}")
+        return
+    table = Table(box=box.SIMPLE, show_edge=False)
+    for column in ("name", "transport", "target", "enabled", "required"):
+        table.add_column(column)
+    for name, server in sorted(servers.items()):
+        target = (
+            " ".join([server.command, *server.args]) if server.command is not None else server.url
+        )
+        table.add_row(
+            name,
+            "stdio" if server.command is not None else "http",
+            target or "",
+            "yes" if server.enabled else "no",
+            "yes" if server.required else "no",
+        )
+    Console(highlight=False, soft_wrap=True).print(table)
