@@ -37,7 +37,7 @@ from mini_codex.rollout import (
     reconstruct_from_newest,
     replay_file,
 )
-from mini_codex.rollout.entries import classify
+from mini_codex.rollout.classify import classify
 from mini_codex.rollout.replay import reconstruct_entries
 
 Json = dict[str, Any]

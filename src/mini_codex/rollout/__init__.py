@@ -1,7 +1,7 @@
 """Rollout files: the append-only session log — writing, reading, reconstructing, checking.
 
-Re-exports only. ``replay``, ``entries``, ``lines``, ``checkpoint``, ``verify`` and ``paths`` are
-pure; ``reader``, ``resume``, ``recorder``, ``locking`` and ``index`` do file I/O.
+Re-exports only. ``replay``, ``entries``, ``classify``, ``lines``, ``checkpoint``, ``verify`` and
+``paths`` are pure; ``reader``, ``resume``, ``recorder``, ``locking`` and ``index`` do file I/O.
 """
 
 from mini_codex.rollout.checkpoint import (

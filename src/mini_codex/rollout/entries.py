@@ -1,16 +1,13 @@
 """The replay view of a rollout line: a small tagged union with lazily validated items (pure).
 
 What belongs here: :data:`Entry`, the facts the reconstruction fold needs from one line (kind,
-turn ids, "is this a user-turn boundary", world-state payloads, compaction windows), built either
-from a typed line (:func:`entry_from_line`) or straight from parsed JSON (:func:`classify`), and the
-user-turn boundary rules. What does not: the fold (``replay.py``) and file I/O (``reader.py``).
+turn ids, "is this a user-turn boundary", world-state payloads, compaction windows), built from a
+typed line by :func:`entry_from_line`, and the user-turn boundary rules. What does not: building
+entries straight from parsed JSON (``classify.py``), the fold (``replay.py``), file I/O.
 
 Why a separate view: validating every line with pydantic costs several times the JSON parse, and
-replay needs the full models only for what ends up in its result. :func:`classify` validates the
-small payloads replay reads (turn contexts, events it uses, world-state lines, compaction scalars,
-session meta) and only shape-checks the rest; response items and replacement histories are
-validated when the fold materializes them (the items of the surviving tail). Lines replay ignores
-(``token_count``, unknown events, unknown kinds) get a shape check mirroring their protocol model.
+replay needs the full models only for what ends up in its result, so an :class:`ItemEntry` or a
+:class:`CompactedEntry` may hold raw JSON that the fold validates when it keeps it.
 
 User-turn boundaries (spec §6.1): an ordinary user message (role ``user`` and no contextual
 fragment such as ``<environment_context>`` or ``# AGENTS.md instructions``), an assistant message
@@ -19,17 +16,14 @@ whose only part is a serialized inter-agent instruction, and an ``inter_agent_co
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, assert_never, get_args, get_origin
+from typing import Any, TypeAlias, assert_never
 
 import orjson
-from pydantic import BaseModel
 
 from mini_codex.jsonmerge import JsonObject
 from mini_codex.protocol import (
-    AgentMessageEvent,
     CompactedItem,
     CompactedLine,
     EventMsgLine,
@@ -44,17 +38,14 @@ from mini_codex.protocol import (
     TaskComplete,
     TaskStarted,
     ThreadRolledBack,
-    TokenCount,
     TurnAborted,
     TurnContextItem,
     TurnContextLine,
     UnknownItem,
     UnknownLine,
     UserMessageEvent,
-    WorldStateItem,
     WorldStateLine,
 )
-from mini_codex.protocol.events import EVENT_MSG_ADAPTER
 from mini_codex.protocol.items import RESPONSE_ITEM_ADAPTER
 from mini_codex.rollout.checkpoint import (
     CHECKPOINT_KEY,
@@ -66,10 +57,6 @@ from mini_codex.rollout.checkpoint import (
 from mini_codex.rollout.lines import (
     DECODE_ERRORS,
     GHOST_SNAPSHOT,
-    ReadStats,
-    Skip,
-    drop_ghost_snapshots,
-    normalize_envelope,
 )
 
 INTER_AGENT_COMMUNICATION = "inter_agent_communication"
@@ -86,7 +73,7 @@ CONTEXTUAL_USER_PREFIXES = (
 )
 """Lower-case starts of user-role fragments that are context, not user input (Codex's and ours)."""
 
-_CONTEXT_ROLES = frozenset({"user", "developer", "system"})
+CONTEXT_ROLES = frozenset({"user", "developer", "system"})
 
 # --- entries --------------------------------------------------------------------------------------
 
@@ -237,7 +224,7 @@ def is_inter_agent_text(text: str) -> bool:
     )
 
 
-def _boundary(role: str, parts: Sequence[tuple[str, str | None]]) -> bool:
+def boundary_of(role: str, parts: Sequence[tuple[str, str | None]]) -> bool:
     if role == "user":
         return not any(
             kind == "input_text" and text is not None and is_contextual_text(text)
@@ -257,55 +244,15 @@ def is_user_turn_boundary(item: ResponseItem) -> bool:
         (part.type, part.text if isinstance(part, InputText | OutputText) else None)
         for part in item.content
     ]
-    return _boundary(item.role, parts)
+    return boundary_of(item.role, parts)
 
 
 def _typed_item_entry(item: ResponseItem) -> ItemEntry | None:
     if isinstance(item, UnknownItem) and item.type == GHOST_SNAPSHOT:
         return None
     boundary = is_user_turn_boundary(item)
-    context = isinstance(item, Message) and item.role in _CONTEXT_ROLES
+    context = isinstance(item, Message) and item.role in CONTEXT_ROLES
     return ItemEntry(None, item, boundary, closer=not (boundary or context))
-
-
-class Outcome(enum.Enum):
-    """Why :func:`classify` built no entry for a well-formed or malformed line."""
-
-    BAD = "bad"
-    SKIP = "skip"
-
-
-def _raw_item_entry(payload: object) -> ItemEntry | Outcome:
-    """Shape-check a raw response item (the fold validates the ones it keeps)."""
-    if type(payload) is not dict:
-        return Outcome.BAD
-    kind = payload.get("type")
-    if type(kind) is not str:
-        return Outcome.BAD
-    if kind != "message":
-        if kind == GHOST_SNAPSHOT:
-            return Outcome.SKIP
-        return ItemEntry(payload, None, False, True)
-    role = payload.get("role")
-    content = payload.get("content")
-    if type(role) is not str or type(content) is not list:
-        return Outcome.BAD
-    parts: list[tuple[str, str | None]] = []
-    for part in content:
-        if type(part) is not dict:
-            return Outcome.BAD
-        part_kind = part.get("type")
-        if type(part_kind) is not str:
-            return Outcome.BAD
-        if part_kind == "input_text" or part_kind == "output_text":
-            text = part.get("text")
-            if type(text) is not str:
-                return Outcome.BAD
-            parts.append((part_kind, text))
-        else:
-            parts.append((part_kind, None))
-    boundary = _boundary(role, parts)
-    return ItemEntry(payload, None, boundary, not (boundary or role in _CONTEXT_ROLES))
 
 
 # --- compactions ----------------------------------------------------------------------------------
@@ -324,7 +271,7 @@ def _window(item: CompactedItem) -> WindowInfo | None:
     )
 
 
-def _compacted_entry(
+def compacted_entry(
     item: CompactedItem, history: tuple[ResponseItem, ...] | None, raw: Sequence[Any] | None
 ) -> CompactedEntry:
     extra = item.model_extra or {}
@@ -336,34 +283,13 @@ def _compacted_entry(
 def _typed_compacted(item: CompactedItem) -> CompactedEntry:
     history = item.replacement_history
     if history is None:
-        return _compacted_entry(item, None, None)
+        return compacted_entry(item, None, None)
     kept = tuple(
         entry
         for entry in history
         if not (isinstance(entry, UnknownItem) and entry.type == GHOST_SNAPSHOT)
     )
-    return _compacted_entry(item, kept, None)
-
-
-def _raw_compacted(payload: object) -> CompactedEntry | None:
-    if not isinstance(payload, dict):
-        return None
-    cleaned = drop_ghost_snapshots(payload)
-    if cleaned is None:
-        return None
-    payload = cleaned
-    history = payload.get("replacement_history")
-    if history is not None and not (
-        isinstance(history, list)
-        and all(isinstance(entry, dict) and isinstance(entry.get("type"), str) for entry in history)
-    ):
-        return None
-    scalars = {key: value for key, value in payload.items() if key != "replacement_history"}
-    try:
-        item = CompactedItem.model_validate(scalars)
-    except DECODE_ERRORS:
-        return None
-    return _compacted_entry(item, None, history)
+    return compacted_entry(item, kept, None)
 
 
 # --- building entries -----------------------------------------------------------------------------
@@ -383,7 +309,7 @@ def entry_from_line(line: RolloutLine) -> Entry | None:
         case CompactedLine():
             return _typed_compacted(line.payload)
         case EventMsgLine():
-            return _event_entry(line.payload)
+            return event_entry(line.payload)
         case UnknownLine():
             if line.type == INTER_AGENT_COMMUNICATION and isinstance(line.payload, dict):
                 return InterAgentEntry(line.payload)
@@ -392,7 +318,7 @@ def entry_from_line(line: RolloutLine) -> Entry | None:
             assert_never(line)
 
 
-def _event_entry(event: object) -> Entry | None:
+def event_entry(event: object) -> Entry | None:
     match event:
         case TaskStarted():
             return TurnStartedEntry(event.turn_id)
@@ -406,190 +332,3 @@ def _event_entry(event: object) -> Entry | None:
             return RolledBackEntry(max(event.num_turns, 0))
         case _:
             return None
-
-
-# --- exact-type fast checks -----------------------------------------------------------------------
-
-FieldSpec: TypeAlias = dict[str, tuple[frozenset[type] | None, bool]]
-"""Field name → (the JSON types that validate as-is, or None for any value; required)."""
-
-
-def exact_field_spec(model: type[BaseModel]) -> FieldSpec | None:
-    """The exact JSON types each field of ``model`` accepts without coercion, when simple.
-
-    None when some field needs real validation (nested models, typed containers); then only
-    pydantic can decide. The ``type`` tag is skipped: dispatch already checked it.
-    """
-    spec: FieldSpec = {}
-    for name, info in model.model_fields.items():
-        if name == "type":
-            continue
-        allowed: set[type] = set()
-        for option in get_args(info.annotation) or (info.annotation,):
-            if option is Any:
-                allowed = set()
-                break
-            origin = get_origin(option)
-            if option in (str, int, bool, type(None), dict, list):
-                allowed.add(option)
-            elif origin in (list, dict) and all(
-                arg is Any or arg is str for arg in get_args(option)
-            ):
-                allowed.add(origin)
-            else:
-                return None
-        alias = info.alias or name
-        spec[alias] = (frozenset(allowed) if allowed else None, info.is_required())
-    return spec
-
-
-def has_exact_fields(payload: dict[str, Any], spec: FieldSpec) -> bool:
-    for name, (types, required) in spec.items():
-        if name in payload:
-            if types is not None and type(payload[name]) not in types:
-                return False
-        elif required:
-            return False
-    return True
-
-
-EVENT_MODELS: dict[str, type[BaseModel]] = {
-    "task_started": TaskStarted,
-    "turn_started": TaskStarted,
-    "task_complete": TaskComplete,
-    "turn_complete": TaskComplete,
-    "turn_aborted": TurnAborted,
-    "user_message": UserMessageEvent,
-    "thread_rolled_back": ThreadRolledBack,
-    "agent_message": AgentMessageEvent,
-    "token_count": TokenCount,
-}
-"""Event types the protocol models (the rest decode as ``UnknownEvent``)."""
-
-_EVENT_SPECS = {kind: exact_field_spec(model) for kind, model in EVENT_MODELS.items()}
-
-_EVENT_BUILDERS: dict[str, Callable[[dict[str, Any]], Entry]] = {
-    "task_started": lambda payload: TurnStartedEntry(payload.get("turn_id")),
-    "turn_started": lambda payload: TurnStartedEntry(payload.get("turn_id")),
-    "task_complete": lambda payload: TurnCompleteEntry(payload.get("turn_id")),
-    "turn_complete": lambda payload: TurnCompleteEntry(payload.get("turn_id")),
-    "turn_aborted": lambda payload: TurnAbortedEntry(payload.get("turn_id")),
-    "user_message": lambda payload: UserMessageEntry(),
-    "thread_rolled_back": lambda payload: RolledBackEntry(max(payload["num_turns"], 0)),
-}
-
-
-def _raw_event(payload: object) -> Entry | Outcome | None:
-    """The entry of an ``event_msg`` payload; None for events replay ignores."""
-    if type(payload) is not dict:
-        return Outcome.BAD
-    kind = payload.get("type")
-    if type(kind) is not str:
-        return Outcome.BAD
-    if kind not in EVENT_MODELS:
-        return None  # UnknownEvent: any payload with a string type
-    spec = _EVENT_SPECS[kind]
-    if spec is None or not has_exact_fields(payload, spec):
-        # Coercions and errors are pydantic's call.
-        return _event_entry(EVENT_MSG_ADAPTER.validate_python(payload))
-    builder = _EVENT_BUILDERS.get(kind)
-    return builder(payload) if builder is not None else None
-
-
-def _raw_world_state(payload: object) -> WorldStateEntry:
-    if type(payload) is dict:
-        full = payload.get("full")
-        state = payload.get("state")
-        if type(full) is bool and type(state) is dict:
-            return WorldStateEntry(full, state)
-    item = WorldStateItem.model_validate(payload)  # lax forms, or a ValidationError
-    return WorldStateEntry(item.full, item.state)
-
-
-def _raw_turn_context(payload: object) -> TurnContextEntry:
-    return TurnContextEntry(TurnContextItem.model_validate(payload))
-
-
-def _raw_session_meta(payload: object) -> SessionMetaEntry:
-    return SessionMetaEntry(SessionMeta.model_validate(payload))
-
-
-def _raw_compacted_or_bad(payload: object) -> CompactedEntry | Outcome:
-    entry = _raw_compacted(payload)
-    return Outcome.BAD if entry is None else entry
-
-
-_HANDLERS: dict[str, Callable[[object], Entry | Outcome | None]] = {
-    "response_item": _raw_item_entry,
-    "event_msg": _raw_event,
-    "world_state": _raw_world_state,
-    "turn_context": _raw_turn_context,
-    "compacted": _raw_compacted_or_bad,
-    "session_meta": _raw_session_meta,
-}
-
-
-def classify(obj: object, stats: ReadStats) -> Entry | None:
-    """The replay view of one parsed JSON line, counting it into ``stats`` like ``decode_line``.
-
-    Response items and replacement histories are only shape-checked here; the fold validates the
-    ones it keeps and counts failures as bad lines then.
-    """
-    stats.lines += 1
-    envelope: dict[str, Any]
-    if type(obj) is dict and "payload" in obj:
-        envelope = obj
-        kind = obj.get("type")
-        if type(kind) is not str:
-            stats.bad_lines += 1
-            return None
-        # Cheap paths for the most common well-formed lines; anything else takes the general path.
-        payload = obj["payload"]
-        timestamp = obj.get("timestamp")
-        if type(payload) is dict and (timestamp is None or type(timestamp) is str):
-            if kind == "response_item":
-                inner = payload.get("type")
-                if type(inner) is str and inner != "message" and inner != GHOST_SNAPSHOT:
-                    return ItemEntry(payload, None, False, True)
-            elif kind == "event_msg":
-                if payload.get("type") == "token_count":
-                    info = payload.get("info")
-                    limits = payload.get("rate_limits")
-                    if (info is None or type(info) is dict) and (
-                        limits is None or type(limits) is dict
-                    ):
-                        return None
-            elif kind == "world_state":
-                full = payload.get("full")
-                state = payload.get("state")
-                if type(full) is bool and type(state) is dict:
-                    return WorldStateEntry(full, state)
-    else:
-        normalized = normalize_envelope(obj)  # legacy shapes and malformed lines
-        if normalized is None:
-            stats.bad_lines += 1
-            return None
-        if isinstance(normalized, Skip):
-            return None
-        envelope = normalized
-    timestamp = envelope.get("timestamp")
-    if timestamp is not None and type(timestamp) is not str:
-        stats.bad_lines += 1
-        return None
-    kind = envelope["type"]
-    payload = envelope.get("payload")
-    handler = _HANDLERS.get(kind)
-    if handler is None:
-        stats.unknown_items += 1
-        if kind == INTER_AGENT_COMMUNICATION and type(payload) is dict:
-            return InterAgentEntry(payload)
-        return None
-    try:
-        entry = handler(payload)
-    except DECODE_ERRORS:
-        entry = Outcome.BAD
-    if isinstance(entry, Outcome):
-        if entry is Outcome.BAD:
-            stats.bad_lines += 1
-        return None
-    return entry

@@ -4,7 +4,7 @@ What belongs here: the fold of spec/codex-worldstate.md §6 — a reverse scan i
 (rollback, previous-turn settings, reference context, window), a forward pass over the surviving
 tail for history, and the world-state baseline replay — plus its result type
 :class:`Reconstructed`. What does not: reading files (``reader.py``, ``resume.py``) and decoding
-lines (``lines.py``, ``entries.py``). No I/O, no clock.
+lines (``lines.py``, ``entries.py``, ``classify.py``). No I/O, no clock.
 
 Two entry points share one scan. :func:`reconstruct` takes lines in file order and scans all of
 them; :func:`reconstruct_from_newest` takes lines newest first and stops as soon as older lines can
@@ -161,7 +161,7 @@ def reconstruct_from_newest(
 def reconstruct_entries(
     entries_newest_first: Iterable[Entry], *, early_exit: bool, stats: ReadStats
 ) -> Reconstructed:
-    """The fold on replay entries, newest first (``entries.classify`` builds them from JSON).
+    """The fold on replay entries, newest first (``classify.classify`` builds them from JSON).
 
     ``stats`` is updated with response items that fail validation when materialized; the result
     holds a copy.

@@ -1,7 +1,7 @@
 """Reconstruct a session from a rollout path: tail-bounded resume and whole-file replay (I/O glue).
 
 What belongs here: wiring the reader's raw line streams to the lazily validated replay view
-(``entries.classify``) and the fold (``replay.reconstruct_entries``), plus the identity/schema read
+(``classify.classify``) and the fold (``replay.reconstruct_entries``), plus the identity/schema read
 of the file's first lines. What does not: the algorithm itself (``replay.py``).
 
 :func:`load_resume_state` reads the file backwards and stops at the newest surviving checkpoint or
@@ -26,7 +26,8 @@ import orjson
 
 from mini_codex.errors import RolloutError
 from mini_codex.protocol import SessionMeta, SessionMetaLine
-from mini_codex.rollout.entries import Entry, classify
+from mini_codex.rollout.classify import classify
+from mini_codex.rollout.entries import Entry
 from mini_codex.rollout.lines import INVALID_JSON, ReadStats, decode_line, parse_json
 from mini_codex.rollout.reader import check_schema, iter_raw_lines, iter_raw_lines_reverse
 from mini_codex.rollout.replay import Reconstructed, reconstruct_entries
