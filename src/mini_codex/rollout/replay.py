@@ -6,10 +6,11 @@ tail for history, and the world-state baseline replay — plus its result type
 :class:`Reconstructed`. What does not: reading files (``reader.py``, ``resume.py``) and decoding
 lines (``lines.py``, ``entries.py``, ``classify.py``). No I/O, no clock.
 
-Two entry points share one scan. :func:`reconstruct` takes lines in file order and scans all of
-them; :func:`reconstruct_from_newest` takes lines newest first and stops as soon as older lines can
+Two entry points share one scan. :func:`reconstruct` takes lines in file order and scans back to
+the first line (or to a surviving mini-codex checkpoint, whose payload stands for everything older);
+:func:`reconstruct_from_newest` takes lines newest first and also stops as soon as older lines can
 no longer change the result (§6.1 early exit), so a resume reads only the tail. They agree on
-every well-formed rollout (property-tested).
+every well-formed rollout (property-tested), and a checkpoint changes no result (property-tested).
 
 Where this differs from (or refines) the reference algorithm:
 
