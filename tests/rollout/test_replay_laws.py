@@ -319,7 +319,7 @@ def _replace_random_value(obj: Any, rng: random.Random, value: Any) -> Any:
 
 
 @settings(
-    max_examples=250,
+    max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
