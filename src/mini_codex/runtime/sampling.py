@@ -3,9 +3,11 @@
 * The prompt is the history for the prompt plus the step's model-visible tool specs.
 * Retries reuse the same step and router and re-read history, so items and tool outputs recorded by
   a failed attempt are part of the retry prompt. Retryable errors back off 200 ms × 2^(n−1) ± 10 %
-  (or the server's Retry-After); context-window and usage-limit errors are never retried.
+  capped at the policy's ``max_backoff_s`` (or the server's Retry-After); context-window and
+  usage-limit errors are never retried. Other exceptions end the request unretried.
 * Tool calls start when their item arrives; their call item is recorded before they run (I8); the
-  outputs are recorded in call order after the stream ends, even when it failed or was cancelled.
+  outputs are recorded in call order after the stream ends, even when it failed or was cancelled;
+  a request cancelled meanwhile ends right after that.
 """
 
 from __future__ import annotations
