@@ -4,9 +4,9 @@
 * Parallel-capable tools share the read side of one lock; all others take the write side.
 * Calls execute against the step that advertised them (its router and context), whatever happens
   to the session meanwhile.
-* ``drain()`` returns the outputs in call order. Cancelled or unfinished calls get the aborted
-  outputs of spec/codex-runtime.md §5.4; tool failures and unknown tools are answered to the model,
-  never raised.
+* ``outputs()`` returns the outputs in call order. Cancelled or unfinished calls get the aborted
+  outputs of spec/codex-runtime.md §5.4 (and an ``on_end`` notice); tool failures and unknown
+  tools are answered to the model, never raised.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class ToolCallRuntime:
         self._clock = clock
 
     def handle_tool_call(self, call: ToolCallItem) -> None:
-        """Start dispatching ``call`` now; its output is collected by ``drain``."""
+        """Start dispatching ``call`` now; its output is collected by ``outputs``."""
         pending = _Pending(call=call, started=self._clock())
         self._pending.append(pending)
         if self._on_begin is not None:
@@ -126,15 +126,19 @@ class ToolCallRuntime:
             await pending.done.wait()
 
     def outputs(self) -> list[ToolOutputItem]:
-        """Outputs in call order; calls without a result get the aborted output."""
+        """Outputs in call order (call after ``wait_all``).
+
+        A call that ended without a result (cancelled, or never started) gets the aborted output,
+        once: it becomes the call's result and ``on_end`` is told about it (a failure).
+        """
         now = self._clock()
         items: list[ToolOutputItem] = []
         for pending in self._pending:
-            if pending.result is not None:
-                items.append(output_item(pending.call, pending.result.text))
-            else:
+            if pending.result is None:
                 elapsed = (pending.finished_at or now) - pending.started
-                items.append(
-                    output_item(pending.call, aborted_output_text(pending.call.name, elapsed))
-                )
+                text = aborted_output_text(pending.call.name, elapsed)
+                pending.result = ToolOutput.failure(text)
+                if self._on_end is not None:
+                    self._on_end(pending.call, pending.result, elapsed)
+            items.append(output_item(pending.call, pending.result.text))
         return items
