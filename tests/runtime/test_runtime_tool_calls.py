@@ -207,6 +207,9 @@ async def test_cancellation_aborts_unfinished_calls_and_keeps_finished_results(
             "event turn_aborted",
         ]
         assert check_rollout(run.rollout()).violations == []
+    # Every begun call has an end: the aborted one as a failure with the aborted text.
+    ends = [(e.call_id, e.success, e.output) for e in run.events_of(ToolCallEnd)]
+    assert ends == [("c_q", True, "quick done"), ("c_slow", False, slow_output.output)]
 
 
 async def test_a_cancelled_shell_command_gets_the_shell_aborted_output(tmp_path: Path) -> None:
@@ -275,14 +278,24 @@ async def test_aborted_outputs_are_measured_from_dispatch_to_cancellation(
     clock = FakeClock()
     tool = SleepTool(name, delay=60)
     router = ToolRouter.build([RegisteredTool(tool)])
+    ended: list[tuple[str, ToolOutput]] = []
     async with anyio.create_task_group() as tg:
-        runtime = ToolCallRuntime(router, context_for, tg, clock=clock)
+        runtime = ToolCallRuntime(
+            router,
+            context_for,
+            tg,
+            clock=clock,
+            on_end=lambda call, output, _: ended.append((call.call_id, output)),
+        )
         runtime.handle_tool_call(function_call(name, {}, "c1"))
         await tool.started.wait()
         clock.now += elapsed
         tg.cancel_scope.cancel()
     assert runtime.outputs() == [FunctionCallOutput(call_id="c1", output=text)]
     assert aborted_output_text(name, elapsed) == text
+    clock.now += 5.0  # asking again gives the same output and no second notice
+    assert runtime.outputs() == [FunctionCallOutput(call_id="c1", output=text)]
+    assert ended == [("c1", ToolOutput.failure(text))]
 
 
 async def test_a_call_waiting_for_the_lock_is_aborted_too() -> None:
