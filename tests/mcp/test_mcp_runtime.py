@@ -174,3 +174,10 @@ async def test_disabled_servers_are_not_started() -> None:
         binding = await runtime.binding_for_step(required={"on"})
     assert factory.opened == ["on"]
     assert [tool.name for tool in binding.tools] == ["mcp__on__add", "mcp__on__echo"]
+
+
+async def test_closing_a_runtime_that_never_ran_returns_at_once() -> None:
+    runtime = McpRuntime({"a": inprocess_config()})
+    with anyio.fail_after(1):
+        await runtime.aclose()
+    assert runtime.published is None

@@ -66,6 +66,7 @@ class McpRuntime:
         self._retired: list[tuple[int, McpConnection]] = []
         self._tg: anyio.abc.TaskGroup | None = None
         self._stop = anyio.Event()
+        self._running = False
         self._finished = anyio.Event()
         self.refreshes = 0
         """Number of publications (for tests and diagnostics)."""
@@ -97,6 +98,7 @@ class McpRuntime:
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         """Own every connection's task until ``aclose()``; the first set is published on start."""
+        self._running = True
         try:
             async with anyio.create_task_group() as group:
                 self._tg = group
@@ -112,7 +114,7 @@ class McpRuntime:
     async def aclose(self) -> None:
         """Close every connection and wait until they are gone."""
         self._stop.set()
-        if self._tg is not None or not self._finished.is_set():
+        if self._running:
             await self._finished.wait()
 
     def _all_connections(self) -> list[McpConnection]:
