@@ -82,8 +82,10 @@ async def test_a_startup_failure_quotes_the_server_stderr() -> None:
         await connection.wait_settled()
     assert connection.status == "failed"
     assert connection.error is not None
-    assert connection.error.startswith("MCP server 'bad' failed to start: ")
-    assert connection.error.endswith("\nstderr:\nconfig error: API_KEY is missing")
+    assert connection.error == (
+        "MCP server 'bad' failed to start: it exited or closed the connection during the handshake"
+        "\nstderr:\nconfig error: API_KEY is missing"
+    )
 
 
 async def test_a_server_that_never_answers_fails_after_the_startup_timeout() -> None:

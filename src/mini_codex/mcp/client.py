@@ -249,7 +249,10 @@ class McpConnection:
                 raise  # cancellation wrapped in a group
             if self.status == "starting":
                 message = f"MCP server {self.server!r} failed to start: "
-                message += describe_exception(exc)
+                if is_connection_closed(exc):
+                    message += "it exited or closed the connection during the handshake"
+                else:
+                    message += describe_exception(exc)
                 self._settle("failed", self._with_stderr(message, errlog))
             else:
                 self._lose(f"MCP server {self.server!r} failed: {describe_exception(exc)}")
