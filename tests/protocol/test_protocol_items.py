@@ -136,3 +136,11 @@ def test_timestamp_format_is_utc_millis_with_z() -> None:
 
     moment = datetime(2026, 8, 22, 2, 42, 19, 123456, tzinfo=timezone(timedelta(hours=2)))
     assert format_timestamp(moment) == "2026-08-22T00:42:19.123Z"
+
+
+@pytest.mark.parametrize("bad_type", [["message"], {"a": 1}, 3, None])
+def test_non_string_type_tags_are_validation_errors_not_type_errors(bad_type: object) -> None:
+    with pytest.raises(ValidationError):
+        parse_response_item({"type": bad_type, "role": "user", "content": []})
+    with pytest.raises(ValidationError):
+        ROLLOUT_LINE_ADAPTER.validate_python({"type": bad_type, "payload": {}})

@@ -16,38 +16,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from mini_codex.context.contextual import is_user_input_message
 from mini_codex.context.normalize import normalize_history, paired_call_id
-from mini_codex.protocol.items import InputText, Message, ResponseItem
+from mini_codex.protocol.items import ResponseItem
 from mini_codex.protocol.rollout import WorldStateItem
 from mini_codex.world_state.fragment import Fragment
 from mini_codex.world_state.snapshot import WorldStateSnapshot
 from mini_codex.world_state.state import WorldState
 
-__all__ = ["AGENTS_MD_PREFIX", "ContextManager", "is_user_turn_start"]
-
-AGENTS_MD_PREFIX = "# AGENTS.md instructions"
-"""How an AGENTS.md user-instructions message starts (it is context, not user input)."""
+__all__ = ["ContextManager", "is_user_turn_start"]
 
 
 def is_user_turn_start(item: ResponseItem) -> bool:
     """Whether ``item`` is user input that starts a user turn.
 
-    That is a ``user`` message that is not a contextual fragment. The test is deliberately
-    simple: the first ``input_text`` item, with leading whitespace removed, starts neither with
-    ``<`` (``<environment_context>``, ``<user_instructions>``, ``<turn_aborted>``, ...) nor with
-    ``# AGENTS.md instructions`` (ASCII case-insensitive). A user message without any
-    ``input_text`` item (only images) is user input.
+    That is a ``user`` message none of whose ``input_text`` parts is an injected context fragment
+    (``context.contextual``: the one rule shared with rollout replay and verification). A user
+    message without any ``input_text`` part (only images) is user input.
     """
-    if not isinstance(item, Message) or item.role != "user":
-        return False
-    for part in item.content:
-        if isinstance(part, InputText):
-            text = part.text.lstrip()
-            return not (
-                text.startswith("<")
-                or text[: len(AGENTS_MD_PREFIX)].lower() == AGENTS_MD_PREFIX.lower()
-            )
-    return True
+    return is_user_input_message(item)
 
 
 class ContextManager:

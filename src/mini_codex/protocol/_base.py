@@ -8,7 +8,7 @@ absent.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,9 +18,16 @@ class WireModel(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
+    _has_type_tag: ClassVar[bool] = False
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._has_type_tag = "type" in cls.model_fields
+
     def model_post_init(self, context: Any, /) -> None:
         # The discriminator always belongs to the serialized form, even when it came from a default.
-        if "type" in type(self).model_fields:
+        if self._has_type_tag:
             self.__pydantic_fields_set__.add("type")
 
     def to_json(self) -> dict[str, Any]:

@@ -43,7 +43,7 @@ _CONTENT_TAGS = frozenset({"input_text", "output_text", "input_image"})
 
 def _content_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in _CONTENT_TAGS else "unknown"
+    return kind if isinstance(kind, str) and kind in _CONTENT_TAGS else "unknown"
 
 
 ContentPart: TypeAlias = Annotated[
@@ -128,7 +128,7 @@ _ITEM_TAGS = frozenset(
 
 def _item_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in _ITEM_TAGS else "unknown"
+    return kind if isinstance(kind, str) and kind in _ITEM_TAGS else "unknown"
 
 
 ResponseItem: TypeAlias = Annotated[

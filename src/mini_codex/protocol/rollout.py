@@ -137,7 +137,7 @@ _LINE_TAGS = frozenset(
 
 def _line_tag(value: Any) -> str:
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    return kind if kind in _LINE_TAGS else "unknown"
+    return kind if isinstance(kind, str) and kind in _LINE_TAGS else "unknown"
 
 
 RolloutLine: TypeAlias = Annotated[

@@ -22,6 +22,7 @@ from typing import Any, TypeAlias, assert_never
 
 import orjson
 
+from mini_codex.context.contextual import is_contextual_user_parts
 from mini_codex.jsonmerge import JsonObject
 from mini_codex.protocol import (
     CompactedItem,
@@ -60,18 +61,6 @@ from mini_codex.rollout.lines import (
 )
 
 INTER_AGENT_COMMUNICATION = "inter_agent_communication"
-
-CONTEXTUAL_USER_PREFIXES = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# agents.md instructions",
-    "<skill>",
-    "<user_shell_command>",
-    "<turn_aborted>",
-    "<subagent_notification>",
-    "<workspace_files>",
-)
-"""Lower-case starts of user-role fragments that are context, not user input (Codex's and ours)."""
 
 CONTEXT_ROLES = frozenset({"user", "developer", "system"})
 
@@ -198,11 +187,6 @@ Entry: TypeAlias = (
 # --- boundaries -----------------------------------------------------------------------------------
 
 
-def is_contextual_text(text: str) -> bool:
-    head = text.lstrip()[:32].lower()
-    return head.startswith(CONTEXTUAL_USER_PREFIXES)
-
-
 def is_inter_agent_text(text: str) -> bool:
     """Is ``text`` a serialized inter-agent instruction (``{author, recipient, content, ...}``)?"""
     if not text.startswith("{"):
@@ -226,10 +210,7 @@ def is_inter_agent_text(text: str) -> bool:
 
 def boundary_of(role: str, parts: Sequence[tuple[str, str | None]]) -> bool:
     if role == "user":
-        return not any(
-            kind == "input_text" and text is not None and is_contextual_text(text)
-            for kind, text in parts
-        )
+        return not is_contextual_user_parts(parts)
     if role == "assistant" and len(parts) == 1:
         kind, text = parts[0]
         return kind == "output_text" and text is not None and is_inter_agent_text(text)
