@@ -11,7 +11,9 @@ entered and left by the same task:
 A crash is noticed when a request finds the connection closed: the connection becomes ``failed``
 (``crashed``), its calls fail with a clear message, and ``on_lost`` tells the runtime to replace it
 at the next refresh. Other connections are unaffected. A stdio server's stderr goes to a temporary
-file whose tail is quoted when the server fails to start.
+file (the *server log*) whose tail is quoted when the server fails to start; for streamable HTTP
+the log gets one line per HTTP error status (which the SDK does not report), e.g.
+``HTTP 401 Unauthorized from http://127.0.0.1:3001/mcp``.
 
 What does not belong here: which connections exist (``runtime.py``), what a step may call
 (``binding.py``), naming and result conversion (``naming.py``, ``results.py``).
@@ -66,7 +68,10 @@ CLIENT_INFO = mcp_types.Implementation(name="mini-codex", version=__version__)
 
 
 class ClientFactory(Protocol):
-    """Opens a connected SDK ``Client`` for one server (tests pass in-process servers)."""
+    """Opens a connected SDK ``Client`` for one server (tests pass in-process servers).
+
+    ``errlog`` is the connection's server log: a stdio child's stderr, or diagnostic lines.
+    """
 
     def __call__(
         self, server: str, config: McpServerConfig, errlog: TextIO | None
@@ -113,7 +118,20 @@ class StdioHttpClientFactory:
                     f"{config.bearer_token_env_var} (bearer_token_env_var) is not set",
                 )
             headers["Authorization"] = f"Bearer {token}"
-        async with httpx2.AsyncClient(headers=headers, timeout=_HTTP_TIMEOUT) as http:
+
+        async def log_error_status(response: httpx2.Response) -> None:
+            if response.status_code >= 400 and errlog is not None:
+                errlog.write(
+                    f"HTTP {response.status_code} {response.reason_phrase} "
+                    f"from {response.request.url}\n"
+                )
+                errlog.flush()
+
+        async with httpx2.AsyncClient(
+            headers=headers,
+            timeout=_HTTP_TIMEOUT,
+            event_hooks={"response": [log_error_status]},
+        ) as http:
             transport = streamable_http_client(config.url, http_client=http)
             async with Client(transport, client_info=CLIENT_INFO, cache=None) as client:
                 yield client
@@ -139,7 +157,7 @@ def _open_errlog() -> TextIO:
 
 
 def _stderr_tail(errlog: TextIO | None) -> str:
-    """The last lines the server wrote to stderr (read without moving the shared offset)."""
+    """The last lines of the server log (read without moving the offset a child shares)."""
     if errlog is None:
         return ""
     try:
@@ -148,7 +166,10 @@ def _stderr_tail(errlog: TextIO | None) -> str:
         data = os.pread(fd, _STDERR_TAIL_BYTES, max(0, size - _STDERR_TAIL_BYTES))
     except (OSError, ValueError):
         return ""
-    lines = [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+    lines: list[str] = []
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line.strip() and (not lines or lines[-1] != line):  # repeated lines once
+            lines.append(line)
     return "\n".join(lines[-5:])
 
 
@@ -202,7 +223,7 @@ class McpConnection:
 
     async def run(self) -> None:
         """Start the server, publish its catalog, keep the client open until closed or lost."""
-        errlog = _open_errlog() if self.config.command is not None else None
+        errlog = _open_errlog()
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
@@ -218,8 +239,7 @@ class McpConnection:
             if self.status in ("starting", "ready"):
                 self.status = "closed"
                 self._settled.set()
-            if errlog is not None:
-                errlog.close()
+            errlog.close()
             self._done.set()
 
     async def _watch_startup(self, errlog: TextIO | None) -> None:
@@ -259,7 +279,8 @@ class McpConnection:
 
     def _with_stderr(self, message: str, errlog: TextIO | None) -> str:
         tail = _stderr_tail(errlog)
-        return f"{message}\nstderr:\n{tail}" if tail else message
+        label = "stderr" if self.config.command is not None else "HTTP"
+        return f"{message}\n{label}:\n{tail}" if tail else message
 
     def _lose(self, error: str) -> None:
         """A ready connection is gone: fail its calls from now on and ask for a restart."""
