@@ -6,7 +6,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Literal, TextIO
+from typing import TYPE_CHECKING, Annotated, Literal, TextIO
 
 import anyio
 import orjson
@@ -29,7 +29,9 @@ from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.registry import resolve_model
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.protocol.session_events import ErrorEvent, SessionEvent
-from mini_codex.runtime.session import Session, SessionOptions
+
+if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
+    from mini_codex.runtime.session import Session
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
 
@@ -128,6 +130,10 @@ def run_session(
     home = mini_codex_home()
     config = load_effective_config(home, overrides)
     model_name = model or config.model
+    from mini_codex.runtime.session import Session, SessionOptions
+
+    if cd is None and resume_path is not None:
+        cd = _recorded_cwd(resume_path)
     cwd = (cd or Path.cwd()).resolve()
     if not cwd.is_dir():
         raise MiniCodexError(f"--cd {cwd}: not a directory")
@@ -195,6 +201,20 @@ def _open_trace(path: Path | None) -> TextIO | None:
         return path.open("a", encoding="utf-8")
     except OSError as exc:
         raise MiniCodexError(f"--trace-requests {path}: {exc.strerror or exc}") from None
+
+
+def _recorded_cwd(path: Path) -> Path | None:
+    """The cwd a session was recorded in, if it still exists (resume runs there by default)."""
+    from mini_codex.rollout.resume import read_session_meta
+
+    try:
+        meta = read_session_meta(path)
+    except MiniCodexError:
+        return None
+    if meta is None or not meta.cwd:
+        return None
+    recorded = Path(meta.cwd)
+    return recorded if recorded.is_dir() else None
 
 
 def _prompt_or_stdin(prompt: str | None) -> str:
