@@ -169,8 +169,9 @@ def test_resume_last_continues_the_same_session_and_appends_to_its_rollout(
     rollout_path = Path(configured["rollout_path"])
     script = write_script(exec_run.root / "resume.jsonl", RESUME_SCRIPT)
     args = ["resume", "--last", "--model", f"scripted:{script}", "--json"]
-    args += ["--trace-requests", str(exec_run.trace), "--cd", str(exec_run.root / "work")]
+    args += ["--trace-requests", str(exec_run.trace)]
 
+    # No --cd: the session resumes in the cwd it was recorded in, not the process's cwd.
     result = mini_codex([*args, "are you there?"], exec_run.env, cwd=exec_run.root)
 
     assert (result.returncode, result.stderr) == (0, "")
@@ -178,6 +179,7 @@ def test_resume_last_continues_the_same_session_and_appends_to_its_rollout(
     assert resumed[0]["type"] == "session_configured"
     assert resumed[0]["session_id"] == configured["session_id"]
     assert resumed[0]["resumed"] is True
+    assert resumed[0]["cwd"] == configured["cwd"] == str((exec_run.root / "work").resolve())
     assert resumed[0]["rollout_path"] == str(rollout_path)
     assert resumed[-1]["type"] == "task_complete"
     assert resumed[-1]["last_agent_message"] == "Still here."
