@@ -79,7 +79,7 @@ async def test_everything_over_stdio_calls_timeouts_and_structured_results() -> 
         assert "Input validation error" in bad.text
         started = time.monotonic()
         slow = await binding.call(
-            "mcp__everything__trigger-long-running-operation", {"duration": 10, "steps": 2}
+            "mcp__everything__trigger-long-running-operation", {"duration": 3, "steps": 3}
         )
         assert slow == McpCallOutcome(
             "MCP server 'everything': tool 'trigger-long-running-operation' timed out after 0.5 s",
