@@ -16,9 +16,14 @@ import anyio
 import pytest
 from runtime_harness import Run, SleepTool, layout, open_session
 
-from mini_codex.protocol import TaskComplete, TurnAborted
+from mini_codex.protocol import TaskComplete, TaskStarted, TurnAborted
 from mini_codex.protocol.session_events import SessionEvent, StepStarted
 from mini_codex.runtime.capture import CAPTURE_PHASES
+from mini_codex.runtime.session import (
+    EmptyInputError,
+    ExpectedTurnMismatchError,
+    NoActiveTurnError,
+)
 from mini_codex.testing import ScriptedResponse, assistant, function_call
 from mini_codex.tools.base import ToolContext
 
@@ -267,3 +272,36 @@ async def test_interrupting_a_submitted_turn_before_it_runs_aborts_it(tmp_path: 
         "message/user:never sent",
         "message/user:<turn_aborted>",
     ]
+
+
+async def test_steering_is_refused_without_an_active_turn_for_another_turn_or_when_empty(
+    tmp_path: Path,
+) -> None:
+    """spec/codex-runtime.md §10 case 13: NoActiveTurn, ExpectedTurnMismatch, EmptyInput."""
+    outcomes: list[object] = []
+    holder: list[Run] = []
+
+    async def probe(phase: str) -> None:
+        if phase != "tools" or outcomes:
+            return
+        session = holder[0].session
+        for attempt in (
+            lambda: session.steer("  "),
+            lambda: session.steer("x", expected_turn_id="not-this-turn"),
+            lambda: session.steer("accepted"),
+        ):
+            try:
+                outcomes.append(attempt())
+            except (EmptyInputError, ExpectedTurnMismatchError) as exc:
+                outcomes.append(type(exc).__name__)
+
+    script = [ScriptedResponse([assistant("one")]), ScriptedResponse([assistant("two")])]
+    async with open_session(tmp_path, script, probe=probe) as run:
+        holder.append(run)
+        with pytest.raises(NoActiveTurnError):
+            run.session.steer("nobody is listening")
+        assert await run.session.run_turn("hello") == "two"
+
+    (started,) = [e for e in run.events if isinstance(e, TaskStarted)]
+    assert outcomes == ["EmptyInputError", "ExpectedTurnMismatchError", started.turn_id]
+    assert layout(run.prompts[1].input)[-1] == "message/user:accepted"

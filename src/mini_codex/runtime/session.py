@@ -61,6 +61,19 @@ class NoActiveTurnError(MiniCodexError):
     """Steering input was given while no turn is running."""
 
 
+class ExpectedTurnMismatchError(MiniCodexError):
+    """Steering named a turn that is not the running one."""
+
+    def __init__(self, expected: str, actual: str) -> None:
+        super().__init__(f"expected turn {expected} but turn {actual} is running")
+        self.expected = expected
+        self.actual = actual
+
+
+class EmptyInputError(MiniCodexError):
+    """Steering input was empty."""
+
+
 def default_base_instructions() -> str:
     return (files("mini_codex.runtime") / "prompts" / "base_instructions.md").read_text("utf-8")
 
@@ -163,6 +176,7 @@ class Session:
             max_retries=self._provider_stream_retries(),
         )
         self._active: anyio.CancelScope | None = None
+        self._active_turn_id = ""
         self._turn_done: anyio.Event | None = None
         self._closing = False
 
@@ -340,7 +354,7 @@ class Session:
 
     def _claim_turn(
         self, text: str | Sequence[ResponseItem]
-    ) -> tuple[anyio.CancelScope, list[ResponseItem]]:
+    ) -> tuple[anyio.CancelScope, list[ResponseItem], str]:
         """Mark a turn active now, before its task runs, so submit/steer/interrupt see it.
 
         Input steered too late for the previous turn (after its last request, or before it was
@@ -350,15 +364,18 @@ class Session:
         items.extend([user_message(text)] if isinstance(text, str) else text)
         scope = anyio.CancelScope()
         self._active = scope
+        self._active_turn_id = str(uuid.uuid4())
         self._turn_done = anyio.Event()
-        return scope, items
+        return scope, items, self._active_turn_id
 
-    async def _run_turn(self, scope: anyio.CancelScope, items: list[ResponseItem]) -> str | None:
+    async def _run_turn(
+        self, scope: anyio.CancelScope, items: list[ResponseItem], turn_id: str
+    ) -> str | None:
         done = self._turn_done
         assert done is not None
         interrupted = True
         try:
-            turn = self.new_turn_context()
+            turn = self.new_turn_context(turn_id)
             env = TurnEnv(
                 services=self.services,
                 client=self.options.client,
@@ -385,12 +402,22 @@ class Session:
         else:
             self._tg.start_soon(self._run_turn, *self._claim_turn(text))
 
-    def steer(self, text: str) -> None:
+    def steer(self, text: str, *, expected_turn_id: str | None = None) -> str:
+        """Add ``text`` to the running turn's pending input; returns that turn's id.
+
+        Refused (spec/codex-runtime.md §10 case 13) with ``NoActiveTurnError`` when no turn runs,
+        ``ExpectedTurnMismatchError`` when ``expected_turn_id`` names another turn, and
+        ``EmptyInputError`` for blank input.
+        """
         if self._active is None:
             raise NoActiveTurnError("no active turn to steer")
+        actual = self._active_turn_id
+        if expected_turn_id is not None and expected_turn_id != actual:
+            raise ExpectedTurnMismatchError(expected_turn_id, actual)
         if not text.strip():
-            raise MiniCodexError("steering input is empty")
+            raise EmptyInputError("steering input is empty")
         self.state.pending_input.append(user_message(text))
+        return actual
 
     def interrupt(self) -> None:
         if self._active is not None:
