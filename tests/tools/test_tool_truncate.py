@@ -31,7 +31,12 @@ def test_invalid_utf8_is_replaced() -> None:
     assert truncate_middle_bytes(b"ok\xff", 10) == "ok\ufffd"
 
 
-@given(st.text(st.characters(exclude_characters="[")), st.integers(min_value=0, max_value=64))
+# Decoded tool output never holds lone surrogates (bytes are decoded with "replace"), so the
+# property is stated for real Unicode text; surrogates have their own test below.
+@given(
+    st.text(st.characters(exclude_categories=("Cs",), exclude_characters="[")),
+    st.integers(min_value=0, max_value=64),
+)
 def test_truncation_keeps_a_prefix_and_a_suffix_within_the_limit(text: str, limit: int) -> None:
     result = truncate_middle(text, limit)
     data = text.encode("utf-8", "replace")
@@ -45,3 +50,7 @@ def test_truncation_keeps_a_prefix_and_a_suffix_within_the_limit(text: str, limi
     assert len(head.encode()) + len(tail.encode()) <= limit
     assert int(count) == len(data) - len(head.encode()) - len(tail.encode())
     assert result == head + truncate_marker(int(count)) + tail
+
+
+def test_lone_surrogates_are_replaced_not_raised() -> None:
+    assert truncate_middle("00\ud800\U00010000", 6) == "00?" + truncate_marker(4) + ""
