@@ -5,16 +5,20 @@ compared as whole plain-text outputs of an injected ``Console(file=StringIO(), w
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from rich.console import Console, RenderableType
 
 from mini_codex.cli.inspect_preview import diff_lines
 from mini_codex.cli.inspect_render import render_replay_summary, render_timeline
 from mini_codex.cli.inspect_timeline import Row, Step, Timeline, TimelineTurn, build_timeline
+from mini_codex.errors import RolloutError
 from mini_codex.jsonmerge import JsonObject
 from mini_codex.protocol import ROLLOUT_LINE_ADAPTER, RolloutLine
-from mini_codex.rollout import ReadStats, reconstruct
+from mini_codex.rollout import ReadStats, read_rollout, reconstruct
 
 WINDOW = "01900000-0000-7000-8000-00000000000a"
 
@@ -373,3 +377,38 @@ def test_replay_summary_shows_layout_world_state_and_window() -> None:
         f"  current id {WINDOW}\n"
         "warnings           none\n"
     )
+
+
+CORPUS = sorted(
+    (Path(__file__).parents[1] / "fixtures" / "rollouts").glob("*/*.jsonl"),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    index=st.integers(min_value=0),
+    cut=st.floats(min_value=0.0, max_value=1.0),
+    flips=st.lists(st.tuples(st.floats(0.0, 1.0), st.integers(0, 7)), max_size=8),
+    junk=st.lists(st.sampled_from([b"{", b"[]", b"null", b'{"type":"world_state"}']), max_size=3),
+)
+def test_inspect_never_raises_on_damaged_rollouts(
+    tmp_path: Path, index: int, cut: float, flips: list[tuple[float, int]], junk: list[bytes]
+) -> None:
+    data = bytearray(CORPUS[index % len(CORPUS)].read_bytes())
+    for where, bit in flips:
+        if data:
+            data[int(where * (len(data) - 1))] ^= 1 << bit
+    damaged = bytes(data[: int(cut * len(data))]) + b"\n".join(junk)
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(damaged)
+
+    try:
+        read = read_rollout(path)
+    except RolloutError:
+        return  # empty, or a (damaged) newer schema: a clear error, not a crash
+    timeline = build_timeline(read.lines, read.line_numbers, read.stats, warnings=read.warnings)
+    text = render(render_timeline(timeline, path, reconstruct(read.lines, read.stats)))
+
+    assert text.startswith(f"rollout  {path}")
