@@ -18,17 +18,23 @@ class WireModel(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
-    _has_type_tag: ClassVar[bool] = False
+    _type_default: ClassVar[str | None] = None
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        cls._has_type_tag = "type" in cls.model_fields
+        field = cls.model_fields.get("type")
+        default = field.default if field is not None else None
+        cls._type_default = default if isinstance(default, str) else None
 
-    def model_post_init(self, context: Any, /) -> None:
-        # The discriminator always belongs to the serialized form, even when it came from a default.
-        if self._has_type_tag:
-            self.__pydantic_fields_set__.add("type")
+    def __init__(self, /, **data: Any) -> None:
+        # The discriminator always belongs to the serialized form, even when the constructor
+        # took it from its default. Validation (parsing) does not run __init__, so reading a
+        # rollout pays nothing for this.
+        tag = self._type_default
+        if tag is not None and "type" not in data:
+            data["type"] = tag
+        super().__init__(**data)
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON object form (only given fields, unknown fields included)."""
