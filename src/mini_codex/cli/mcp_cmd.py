@@ -35,7 +35,7 @@ __all__ = ["add_server", "mcp_app", "remove_server", "server_json", "servers_in"
 
 mcp_app = typer.Typer(
     name="mcp",
-    help="Configure MCP servers ([mcp_servers.NAME] in $MINI_CODEX_HOME/config.toml).",
+    help="Configure MCP servers (the mcp_servers tables of $MINI_CODEX_HOME/config.toml).",
     no_args_is_help=True,
     add_completion=False,
 )
