@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -149,11 +148,12 @@ def test_unloadable_providers_are_config_errors(spec: str, message: str) -> None
     assert str(raised.value) == message
 
 
-def test_openai_entry_fails_clearly_while_its_module_is_missing() -> None:
-    if importlib.util.find_spec("mini_codex.models.openai_responses") is not None:
-        pytest.skip("the OpenAI provider module exists now")
-    with pytest.raises(ConfigError, match="model provider 'openai': provider module not available"):
-        resolve_model("gpt-5.1-codex")
+def test_plain_model_names_resolve_to_the_openai_responses_provider() -> None:
+    from mini_codex.models.openai_responses import OpenAIResponsesClient
+
+    resolved = resolve_model("gpt-5.1-codex")
+    assert (resolved.provider, resolved.target) == ("openai", "gpt-5.1-codex")
+    assert resolved.factory == OpenAIResponsesClient.from_options
 
 
 def test_builtin_table_names_the_providers() -> None:
