@@ -39,8 +39,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio.to_thread
-import httpx2
-import openai
 
 from mini_codex.models.base import (
     Completed,
@@ -55,14 +53,10 @@ from mini_codex.models.base import (
 )
 from mini_codex.models.errors import InvalidRequest, ProviderError, stream_closed_early
 from mini_codex.models.openai_sdk import (
-    ProviderAccess,
-    build_async_openai,
-    idle_timeout_s,
+    OpenAISdkClient,
     map_openai_errors,
     next_event,
-    provider_access,
 )
-from mini_codex.models.registry import ModelClientOptions
 from mini_codex.models.tokens import estimate_usage
 from mini_codex.protocol.items import (
     CustomToolCall,
@@ -376,24 +370,8 @@ class _Accumulator:
 # --- the client ---------------------------------------------------------------------------------
 
 
-class ChatCompletionsClient:
+class ChatCompletionsClient(OpenAISdkClient):
     """``ModelClient`` for ``POST /chat/completions`` (one instance per session)."""
-
-    def __init__(
-        self, client: openai.AsyncOpenAI, access: ProviderAccess, *, idle_timeout_s: float
-    ) -> None:
-        self._client = client
-        self.access = access
-        self.idle_timeout_s = idle_timeout_s
-
-    @classmethod
-    def from_options(
-        cls, options: ModelClientOptions, *, http_client: httpx2.AsyncClient | None = None
-    ) -> ChatCompletionsClient:
-        """The registry factory; ``http_client`` lets tests inject a ``MockTransport``."""
-        access = provider_access(options)
-        client = build_async_openai(options, access, http_client=http_client)
-        return cls(client, access, idle_timeout_s=idle_timeout_s(options))
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` (without ``stream``)."""
@@ -449,9 +427,6 @@ class ChatCompletionsClient:
         if usage is None:
             usage = await anyio.to_thread.run_sync(estimate_usage, prompt, tuple(outputs))
         yield Completed(acc.response_id or None, usage)
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
 
 __all__ = [

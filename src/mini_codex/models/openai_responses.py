@@ -29,8 +29,6 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio.to_thread
-import httpx2
-import openai
 import pydantic
 
 from mini_codex.models.base import (
@@ -47,15 +45,11 @@ from mini_codex.models.base import (
 )
 from mini_codex.models.errors import ProviderError, StreamError, stream_closed_early
 from mini_codex.models.openai_sdk import (
-    ProviderAccess,
-    build_async_openai,
-    idle_timeout_s,
+    OpenAISdkClient,
     map_openai_errors,
     next_event,
-    provider_access,
     with_provider_label,
 )
-from mini_codex.models.registry import ModelClientOptions
 from mini_codex.models.retry import classify_stream_failure
 from mini_codex.models.tokens import estimate_usage
 from mini_codex.protocol.items import CustomToolCall, ResponseItem, parse_response_item
@@ -185,24 +179,8 @@ def _failure(response: Any) -> ProviderError:
 # --- the client ---------------------------------------------------------------------------------
 
 
-class OpenAIResponsesClient:
+class OpenAIResponsesClient(OpenAISdkClient):
     """``ModelClient`` for the Responses API (one instance per session)."""
-
-    def __init__(
-        self, client: openai.AsyncOpenAI, access: ProviderAccess, *, idle_timeout_s: float
-    ) -> None:
-        self._client = client
-        self.access = access
-        self.idle_timeout_s = idle_timeout_s
-
-    @classmethod
-    def from_options(
-        cls, options: ModelClientOptions, *, http_client: httpx2.AsyncClient | None = None
-    ) -> OpenAIResponsesClient:
-        """The registry factory; ``http_client`` lets tests inject a ``MockTransport``."""
-        access = provider_access(options)
-        client = build_async_openai(options, access, http_client=http_client)
-        return cls(client, access, idle_timeout_s=idle_timeout_s(options))
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""
@@ -256,9 +234,6 @@ class OpenAIResponsesClient:
             usage = await anyio.to_thread.run_sync(estimate_usage, prompt, tuple(outputs))
             completed = Completed(completed.response_id, usage, completed.end_turn)
         yield completed
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
 
 def _map_event(

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import anyio
 import httpx2
@@ -212,3 +212,26 @@ def idle_timeout_s(options: ModelClientOptions) -> float:
             f"model provider {options.provider_name!r}: stream_idle_timeout_ms must be > 0"
         )
     return value / 1000.0
+
+
+class OpenAISdkClient:
+    """What both OpenAI-protocol providers share: the SDK client, its access, idle timeout."""
+
+    def __init__(
+        self, client: openai.AsyncOpenAI, access: ProviderAccess, *, idle_timeout_s: float
+    ) -> None:
+        self._client = client
+        self.access = access
+        self.idle_timeout_s = idle_timeout_s
+
+    @classmethod
+    def from_options(
+        cls, options: ModelClientOptions, *, http_client: httpx2.AsyncClient | None = None
+    ) -> Self:
+        """The registry factory; ``http_client`` lets tests inject a ``MockTransport``."""
+        access = provider_access(options)
+        client = build_async_openai(options, access, http_client=http_client)
+        return cls(client, access, idle_timeout_s=idle_timeout_s(options))
+
+    async def aclose(self) -> None:
+        await self._client.close()
