@@ -28,7 +28,12 @@ from mini_codex.errors import MiniCodexError
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.registry import resolve_model
 from mini_codex.protocol.policy import SandboxPolicy
-from mini_codex.protocol.session_events import ErrorEvent, SessionEvent
+from mini_codex.protocol.session_events import (
+    AgentMessageDelta,
+    ErrorEvent,
+    ItemCompleted,
+    SessionEvent,
+)
 
 if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
     from mini_codex.runtime.session import Session
@@ -98,6 +103,8 @@ class _Output:
         self.trace = trace
         self.console = Console(file=stdout, highlight=False, soft_wrap=True)
         self.errors = 0
+        self.streaming = False
+        """True while an assistant message is being streamed delta by delta."""
 
     def event(self, event: SessionEvent) -> None:
         if isinstance(event, ErrorEvent):
@@ -106,6 +113,16 @@ class _Output:
             self.stdout.write(orjson.dumps(event.to_json()).decode() + "\n")
             self.stdout.flush()
             return
+        if isinstance(event, AgentMessageDelta):
+            self.console.print(event.delta, end="", style="bold", markup=False)
+            self.stdout.flush()
+            self.streaming = True
+            return
+        if self.streaming:
+            self.streaming = False
+            self.console.print()
+            if _is_assistant_message(event):
+                return  # already shown as it streamed
         text = render_event(event)
         if text is not None:
             self.console.print(text)
@@ -114,6 +131,14 @@ class _Output:
         if self.trace is not None:
             self.trace.write(orjson.dumps(prompt.to_trace_json()).decode() + "\n")
             self.trace.flush()
+
+
+def _is_assistant_message(event: SessionEvent) -> bool:
+    return (
+        isinstance(event, ItemCompleted)
+        and event.item.get("type") == "message"
+        and event.item.get("role") == "assistant"
+    )
 
 
 def run_session(
