@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from mini_codex import __version__
+from mini_codex._version import __version__
 
 app = typer.Typer(
     name="mini-codex",

@@ -36,7 +36,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from mini_codex import __version__
+from mini_codex._version import __version__
 from mini_codex.config import McpServerConfig
 from mini_codex.mcp.catalog import ServerCatalog
 from mini_codex.mcp.errors import (

@@ -27,7 +27,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mini_codex import __version__
+from mini_codex._version import __version__
 from mini_codex.config import Config
 from mini_codex.context import ContextManager
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig
