@@ -1,12 +1,14 @@
-"""Parsed JSON line → replay entry, without validating what replay may never need (pure).
+"""Parsed JSON line → replay entry, validating only what replay reads or keeps (pure).
 
 What belongs here: :func:`classify`, the fast path from one parsed rollout line to an
-:data:`~mini_codex.rollout.entries.Entry`, counting into ``ReadStats`` exactly as ``decode_line``
-does. It validates the small payloads replay reads (turn contexts, the events it uses, world-state
-lines, compaction scalars, session meta) and only shape-checks the rest: response items and
-replacement histories are validated when the fold materializes them (the surviving tail). Lines
-replay ignores (``token_count``, unknown events, unknown kinds) get a shape check derived from
-their protocol model. What does not: the entry types (``entries.py``) and the fold.
+:data:`~mini_codex.rollout.entries.Entry`, and :func:`classify_lines`, the same from raw line
+text (the replay hot path), both counting into ``ReadStats`` exactly as ``decode_line`` does.
+They validate the small payloads replay reads (the events it uses, world-state lines, compaction
+scalars, session meta), prove response items and turn contexts valid with exact-type checks
+(``exact.py``; pydantic decides when a check is not conclusive) without building their models,
+and only shape-check replacement histories (validated when the fold adopts them). Lines replay
+ignores (``token_count``, unknown events, unknown kinds) get a shape check derived from their
+protocol model. What does not: the entry types (``entries.py``) and the fold.
 
 Exact-type fast checks: a payload whose fields already have their exact JSON types needs no
 pydantic; anything else (coercions, errors) is left to pydantic, so the verdict always matches
@@ -16,9 +18,10 @@ the typed path.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
-from typing import Any, TypeAlias, get_args, get_origin
+from collections.abc import Callable, Iterable
+from typing import Any
 
+import orjson
 from pydantic import BaseModel
 
 from mini_codex.protocol import (
@@ -54,6 +57,15 @@ from mini_codex.rollout.entries import (
     compacted_entry,
     event_entry,
 )
+from mini_codex.rollout.exact import (
+    ITEM_CHECKS,
+    PART_CHECKS,
+    exact_field_spec,
+    fields_check,
+    has_exact_fields,
+    item_source,
+)
+from mini_codex.rollout.history import ItemSource
 from mini_codex.rollout.lines import (
     DECODE_ERRORS,
     GHOST_SNAPSHOT,
@@ -63,7 +75,26 @@ from mini_codex.rollout.lines import (
     normalize_envelope,
 )
 
-__all__ = ["EVENT_MODELS", "classify", "exact_field_spec", "has_exact_fields"]
+__all__ = [
+    "EVENTS",
+    "EVENT_MODELS",
+    "TURN_CONTEXT_EXACT",
+    "classify",
+    "classify_parsed_line",
+    "count_lines",
+    "exact_field_spec",
+    "has_exact_fields",
+    "message_entry",
+    "message_facts",
+]
+
+
+_ITEM_CHECKS = ITEM_CHECKS
+_PART_CHECKS = PART_CHECKS
+_MESSAGE_CHECKED = "message" in ITEM_CHECKS
+_STR_NONE = frozenset({str, type(None)})
+"""Text parts are checked by the message shape check itself; the exact check adds the id and
+the other modelled parts (only while the message check is current, see ``exact.py``)."""
 
 
 class Outcome(enum.Enum):
@@ -73,37 +104,77 @@ class Outcome(enum.Enum):
     SKIP = "skip"
 
 
-def _raw_item_entry(payload: object) -> ItemEntry | Outcome:
-    """Shape-check a raw response item (the fold validates the ones it keeps)."""
+def _raw_item_entry(payload: object, source: ItemSource) -> ItemEntry | Outcome:
+    """Shape-check a raw response item and prove it valid (``source`` is kept when it is).
+
+    Shape failures are bad lines at once; an item with the right shape that does not validate
+    becomes an entry without a source (counted as a bad line only if the fold keeps it).
+    """
     if type(payload) is not dict:
         return Outcome.BAD
     kind = payload.get("type")
     if type(kind) is not str:
         return Outcome.BAD
-    if kind != "message":
-        if kind == GHOST_SNAPSHOT:
-            return Outcome.SKIP
-        return ItemEntry(payload, None, False, True)
+    if kind == "message":
+        entry = message_entry(payload, source)
+        return Outcome.BAD if entry is None else entry
+    if kind == GHOST_SNAPSHOT:
+        return Outcome.SKIP
+    check = _ITEM_CHECKS.get(kind)
+    if check is not None and check(payload):
+        return ItemEntry(source, False, True)
+    valid = item_source(payload)
+    return ItemEntry(source if valid is payload else valid, False, True)
+
+
+def message_entry(payload: dict[str, Any], source: ItemSource) -> ItemEntry | None:
+    """The entry of a ``message`` item payload (None: a bad line)."""
+    facts = message_facts(payload)
+    if facts is None:
+        return None
+    boundary, closer, exact = facts
+    kept: ItemSource | None = source
+    if not exact:
+        valid = item_source(payload)
+        kept = source if valid is payload else valid
+    return ItemEntry(kept, boundary, closer)
+
+
+def message_facts(payload: dict[str, Any]) -> tuple[bool, bool, bool] | None:
+    """(boundary, closer, exact) of a ``message`` payload; None when it fails the shape check.
+
+    One pass over the parts does the shape check (the boundary rule needs the role and the
+    text parts) and the exact check (the id and the other modelled parts): ``exact`` True means
+    the payload validates as is.
+    """
     role = payload.get("role")
     content = payload.get("content")
     if type(role) is not str or type(content) is not list:
-        return Outcome.BAD
+        return None
+    exact = _MESSAGE_CHECKED and ("id" not in payload or type(payload["id"]) in _STR_NONE)
     parts: list[tuple[str, str | None]] = []
     for part in content:
         if type(part) is not dict:
-            return Outcome.BAD
+            return None
         part_kind = part.get("type")
         if type(part_kind) is not str:
-            return Outcome.BAD
+            return None
         if part_kind == "input_text" or part_kind == "output_text":
             text = part.get("text")
             if type(text) is not str:
-                return Outcome.BAD
+                return None
             parts.append((part_kind, text))
         else:
+            if exact and part_kind in _PART_CHECKS:
+                exact = _PART_CHECKS[part_kind](part)
             parts.append((part_kind, None))
-    boundary = boundary_of(role, parts)
-    return ItemEntry(payload, None, boundary, not (boundary or role in CONTEXT_ROLES))
+    if role == "assistant":
+        boundary = len(parts) == 1 and boundary_of(role, parts)
+        return boundary, not boundary, exact
+    if role == "user":
+        boundary = boundary_of(role, parts)
+        return boundary, False, exact
+    return False, role not in CONTEXT_ROLES, exact
 
 
 def _raw_compacted(payload: object) -> CompactedEntry | None:
@@ -127,50 +198,7 @@ def _raw_compacted(payload: object) -> CompactedEntry | None:
     return compacted_entry(item, None, history)
 
 
-# --- exact-type fast checks -----------------------------------------------------------------------
-
-FieldSpec: TypeAlias = dict[str, tuple[frozenset[type] | None, bool]]
-"""Field name → (the JSON types that validate as-is, or None for any value; required)."""
-
-
-def exact_field_spec(model: type[BaseModel]) -> FieldSpec | None:
-    """The exact JSON types each field of ``model`` accepts without coercion, when simple.
-
-    None when some field needs real validation (nested models, typed containers); then only
-    pydantic can decide. The ``type`` tag is skipped: dispatch already checked it.
-    """
-    spec: FieldSpec = {}
-    for name, info in model.model_fields.items():
-        if name == "type":
-            continue
-        allowed: set[type] = set()
-        for option in get_args(info.annotation) or (info.annotation,):
-            if option is Any:
-                allowed = set()
-                break
-            origin = get_origin(option)
-            if option in (str, int, bool, type(None), dict, list):
-                allowed.add(option)
-            elif origin in (list, dict) and all(
-                arg is Any or arg is str for arg in get_args(option)
-            ):
-                allowed.add(origin)
-            else:
-                return None
-        alias = info.alias or name
-        spec[alias] = (frozenset(allowed) if allowed else None, info.is_required())
-    return spec
-
-
-def has_exact_fields(payload: dict[str, Any], spec: FieldSpec) -> bool:
-    for name, (types, required) in spec.items():
-        if name in payload:
-            if types is not None and type(payload[name]) not in types:
-                return False
-        elif required:
-            return False
-    return True
-
+# --- events ---------------------------------------------------------------------------------------
 
 EVENT_MODELS: dict[str, type[BaseModel]] = {
     "task_started": TaskStarted,
@@ -185,8 +213,6 @@ EVENT_MODELS: dict[str, type[BaseModel]] = {
 }
 """Event types the protocol models (the rest decode as ``UnknownEvent``)."""
 
-_EVENT_SPECS = {kind: exact_field_spec(model) for kind, model in EVENT_MODELS.items()}
-
 _EVENT_BUILDERS: dict[str, Callable[[dict[str, Any]], Entry]] = {
     "task_started": lambda payload: TurnStartedEntry(payload.get("turn_id")),
     "turn_started": lambda payload: TurnStartedEntry(payload.get("turn_id")),
@@ -198,6 +224,18 @@ _EVENT_BUILDERS: dict[str, Callable[[dict[str, Any]], Entry]] = {
 }
 
 
+def _exact_check(model: type[BaseModel]) -> Callable[[dict[str, Any]], bool] | None:
+    spec = exact_field_spec(model)
+    return fields_check(spec) if spec is not None else None
+
+
+EVENTS: dict[str, tuple[Callable[[dict[str, Any]], bool] | None, Callable[..., Entry] | None]] = {
+    kind: (_exact_check(model), _EVENT_BUILDERS.get(kind)) for kind, model in EVENT_MODELS.items()
+}
+"""Modelled event type → (its exact-type check, or None when only pydantic can decide; the
+entry builder, or None when replay ignores the event)."""
+
+
 def _raw_event(payload: object) -> Entry | Outcome | None:
     """The entry of an ``event_msg`` payload; None for events replay ignores."""
     if type(payload) is not dict:
@@ -205,13 +243,13 @@ def _raw_event(payload: object) -> Entry | Outcome | None:
     kind = payload.get("type")
     if type(kind) is not str:
         return Outcome.BAD
-    if kind not in EVENT_MODELS:
+    known = EVENTS.get(kind)
+    if known is None:
         return None  # UnknownEvent: any payload with a string type
-    spec = _EVENT_SPECS[kind]
-    if spec is None or not has_exact_fields(payload, spec):
+    exact, builder = known
+    if exact is None or not exact(payload):
         # Coercions and errors are pydantic's call.
         return event_entry(EVENT_MSG_ADAPTER.validate_python(payload))
-    builder = _EVENT_BUILDERS.get(kind)
     return builder(payload) if builder is not None else None
 
 
@@ -225,8 +263,16 @@ def _raw_world_state(payload: object) -> WorldStateEntry:
     return WorldStateEntry(item.full, item.state)
 
 
+TURN_CONTEXT_EXACT = _exact_check(TurnContextItem)
+
+
 def _raw_turn_context(payload: object) -> TurnContextEntry:
-    return TurnContextEntry(TurnContextItem.model_validate(payload))
+    if type(payload) is dict and TURN_CONTEXT_EXACT is not None and TURN_CONTEXT_EXACT(payload):
+        get = payload.get
+        return TurnContextEntry(
+            payload, get("turn_id"), get("model"), get("comp_hash"), get("realtime_active")
+        )
+    return TurnContextEntry.of(TurnContextItem.model_validate(payload))
 
 
 def _raw_session_meta(payload: object) -> SessionMetaEntry:
@@ -239,7 +285,7 @@ def _raw_compacted_or_bad(payload: object) -> CompactedEntry | Outcome:
 
 
 _HANDLERS: dict[str, Callable[[object], Entry | Outcome | None]] = {
-    "response_item": _raw_item_entry,
+    "response_item": lambda payload: _raw_item_entry(payload, payload),  # type: ignore[arg-type]
     "event_msg": _raw_event,
     "world_state": _raw_world_state,
     "turn_context": _raw_turn_context,
@@ -251,10 +297,39 @@ _HANDLERS: dict[str, Callable[[object], Entry | Outcome | None]] = {
 def classify(obj: object, stats: ReadStats) -> Entry | None:
     """The replay view of one parsed JSON line, counting it into ``stats`` like ``decode_line``.
 
-    Response items and replacement histories are only shape-checked here; the fold validates the
-    ones it keeps and counts failures as bad lines then.
+    Response items are shape-checked and proven valid here (kept as their parsed JSON); an item
+    of the right shape that does not validate is counted as a bad line only if the fold keeps
+    it. Replacement histories are shape-checked here and validated when the fold adopts them.
     """
     stats.lines += 1
+    return _classify(obj, stats, None)
+
+
+def count_lines(raw_lines: Iterable[bytes], stats: ReadStats) -> None:
+    """Count raw lines into ``stats`` exactly as classifying them would (blank ones skipped)."""
+    loads = orjson.loads
+    invalid = orjson.JSONDecodeError
+    for raw in raw_lines:
+        line = raw.strip()
+        if not line:
+            continue
+        stats.lines += 1
+        try:
+            obj = loads(line)
+        except invalid:
+            stats.bad_lines += 1
+            continue
+        _classify(obj, stats, line)
+
+
+def classify_parsed_line(obj: object, stats: ReadStats, raw: bytes) -> Entry | None:
+    """:func:`classify` for a line already counted in ``stats.lines``; ``raw`` is its text
+    (kept instead of the parsed item when a response item proves valid)."""
+    return _classify(obj, stats, raw)
+
+
+def _classify(obj: object, stats: ReadStats, raw: bytes | None) -> Entry | None:
+    """:func:`classify` without the line count; ``raw`` is the line's text when there is one."""
     envelope: dict[str, Any]
     if type(obj) is dict and "payload" in obj:
         envelope = obj
@@ -267,10 +342,13 @@ def classify(obj: object, stats: ReadStats) -> Entry | None:
         timestamp = obj.get("timestamp")
         if type(payload) is dict and (timestamp is None or type(timestamp) is str):
             if kind == "response_item":
-                inner = payload.get("type")
-                if type(inner) is str and inner != "message" and inner != GHOST_SNAPSHOT:
-                    return ItemEntry(payload, None, False, True)
-            elif kind == "event_msg":
+                item = _raw_item_entry(payload, payload if raw is None else raw)
+                if type(item) is ItemEntry:
+                    return item
+                if item is Outcome.BAD:
+                    stats.bad_lines += 1
+                return None
+            if kind == "event_msg":
                 if payload.get("type") == "token_count":
                     info = payload.get("info")
                     limits = payload.get("rate_limits")

@@ -47,7 +47,6 @@ from mini_codex.protocol import (
     UserMessageEvent,
     WorldStateLine,
 )
-from mini_codex.protocol.items import RESPONSE_ITEM_ADAPTER
 from mini_codex.rollout.checkpoint import (
     CHECKPOINT_KEY,
     CheckpointMeta,
@@ -55,10 +54,8 @@ from mini_codex.rollout.checkpoint import (
     parse_checkpoint_meta,
     uuid_v7,
 )
-from mini_codex.rollout.lines import (
-    DECODE_ERRORS,
-    GHOST_SNAPSHOT,
-)
+from mini_codex.rollout.history import ItemSource
+from mini_codex.rollout.lines import GHOST_SNAPSHOT
 
 INTER_AGENT_COMMUNICATION = "inter_agent_communication"
 
@@ -74,20 +71,14 @@ class SessionMetaEntry:
 
 @dataclass(slots=True)
 class ItemEntry:
-    """A response item; ``item`` is set for typed input, ``payload`` for lazily validated input."""
+    """A response item, as a :data:`~mini_codex.rollout.history.ItemSource` proven valid."""
 
-    payload: Mapping[str, Any] | None
-    item: ResponseItem | None
+    source: ItemSource | None
+    """None: the item passed the shape check but does not validate (a bad line if it survives)."""
     boundary: bool
     """A user-turn boundary (user input or an inter-agent instruction)."""
     closer: bool
     """Model or tool output: older than a legacy segment's user input, it ends the previous turn."""
-
-    def materialize(self) -> ResponseItem:
-        """The validated item (raises ``pydantic.ValidationError`` for a malformed payload)."""
-        if self.item is not None:
-            return self.item
-        return RESPONSE_ITEM_ADAPTER.validate_python(self.payload)
 
 
 @dataclass(slots=True)
@@ -104,7 +95,26 @@ class InterAgentEntry:
 
 @dataclass(slots=True)
 class TurnContextEntry:
-    context: TurnContextItem
+    """A turn context: the fields the fold reads, and the item built only when it is kept."""
+
+    source: TurnContextItem | dict[str, Any]
+    """The typed item, or its payload proven valid (it validates without coercion)."""
+    turn_id: str | None
+    model: str | None
+    comp_hash: str | None
+    realtime_active: bool | None
+
+    @classmethod
+    def of(cls, context: TurnContextItem) -> TurnContextEntry:
+        return cls(
+            context, context.turn_id, context.model, context.comp_hash, context.realtime_active
+        )
+
+    def context(self) -> TurnContextItem:
+        source = self.source
+        if type(source) is dict:
+            return TurnContextItem.model_validate(source)
+        return source  # type: ignore[return-value]
 
 
 @dataclass(slots=True)
@@ -129,19 +139,6 @@ class CompactedEntry:
     @property
     def has_history(self) -> bool:
         return self.history is not None or self.raw_history is not None
-
-    def materialize_history(self) -> tuple[list[ResponseItem], int]:
-        """The replacement history and the number of items that failed to validate."""
-        if self.history is not None:
-            return list(self.history), 0
-        items: list[ResponseItem] = []
-        failed = 0
-        for raw in self.raw_history or ():
-            try:
-                items.append(RESPONSE_ITEM_ADAPTER.validate_python(raw))
-            except DECODE_ERRORS:
-                failed += 1
-        return items, failed
 
 
 @dataclass(slots=True)
@@ -233,7 +230,7 @@ def _typed_item_entry(item: ResponseItem) -> ItemEntry | None:
         return None
     boundary = is_user_turn_boundary(item)
     context = isinstance(item, Message) and item.role in CONTEXT_ROLES
-    return ItemEntry(None, item, boundary, closer=not (boundary or context))
+    return ItemEntry(item, boundary, closer=not (boundary or context))
 
 
 # --- compactions ----------------------------------------------------------------------------------
@@ -284,7 +281,7 @@ def entry_from_line(line: RolloutLine) -> Entry | None:
         case ResponseItemLine():
             return _typed_item_entry(line.payload)
         case TurnContextLine():
-            return TurnContextEntry(line.payload)
+            return TurnContextEntry.of(line.payload)
         case WorldStateLine():
             return WorldStateEntry(line.payload.full, line.payload.state)
         case CompactedLine():

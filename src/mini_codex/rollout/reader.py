@@ -137,14 +137,31 @@ def iter_raw_lines(
 def iter_raw_lines_reverse(
     path: str | os.PathLike[str], block_size: int = BLOCK_SIZE
 ) -> Iterator[bytes]:
-    """Non-blank lines newest first, reading the file backwards in blocks.
+    """Non-blank lines newest first, stripped, reading the file backwards in blocks.
 
     Compressed files cannot be read backwards: they are read forward and reversed in memory.
+    """
+    for block in iter_raw_blocks_reverse(path, block_size):
+        for raw in block:
+            line = raw.strip()
+            if line:
+                yield line
+
+
+def iter_raw_blocks_reverse(
+    path: str | os.PathLike[str], block_size: int = BLOCK_SIZE
+) -> Iterator[list[bytes]]:
+    """The file's lines newest first, a list per block read (the replay hot path).
+
+    Lines are neither stripped nor filtered: blank ones and a trailing newline's empty line are
+    included, so a consumer strips (or lets the JSON parser skip whitespace) and skips blanks.
+    A line longer than a block is assembled from its pieces without quadratic copying.
     """
     source = Path(path)
     if _is_zstd(source):
         lines = [raw for _, raw in iter_raw_lines(source)]
-        yield from reversed(lines)
+        lines.reverse()
+        yield lines
         return
     with _open(source) as handle:
         position = handle.seek(0, os.SEEK_END)
@@ -158,17 +175,10 @@ def iter_raw_lines_reverse(
                 pieces.append(parts[0])
                 continue
             pieces.append(parts[-1])
-            line = b"".join(reversed(pieces)).strip()
-            if line:
-                yield line
-            for part in reversed(parts[1:-1]):
-                line = part.strip()
-                if line:
-                    yield line
+            parts[-1] = pieces[0] if len(pieces) == 1 else b"".join(reversed(pieces))
             pieces = [parts[0]]
-        line = b"".join(reversed(pieces)).strip()
-        if line:
-            yield line
+            yield parts[:0:-1]  # complete lines, newest first (parts[0] may continue left)
+        yield [pieces[0] if len(pieces) == 1 else b"".join(reversed(pieces))]
 
 
 @contextmanager

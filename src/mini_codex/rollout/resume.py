@@ -17,20 +17,16 @@ is repaired when the next prompt is built (``context.normalize``), not here.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
-from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
-import orjson
-
 from mini_codex.errors import RolloutError
 from mini_codex.protocol import SessionMeta, SessionMetaLine
-from mini_codex.rollout.classify import classify
-from mini_codex.rollout.entries import Entry
 from mini_codex.rollout.lines import INVALID_JSON, ReadStats, decode_line, parse_json
-from mini_codex.rollout.reader import check_schema, iter_raw_lines, iter_raw_lines_reverse
-from mini_codex.rollout.replay import Reconstructed, reconstruct_entries
+from mini_codex.rollout.reader import check_schema, iter_raw_blocks_reverse, iter_raw_lines
+from mini_codex.rollout.replay import Reconstructed, reconstruct_lines
 
 HEAD_LINES = 8
 """How many leading lines are searched for the identity-giving ``session_meta``."""
@@ -72,29 +68,24 @@ def read_session_meta(path: str | os.PathLike[str]) -> SessionMeta | None:
 def _reconstruct(source: Path, *, early_exit: bool) -> Reconstructed:
     meta = read_session_meta(source)
     stats = ReadStats()
-    entries = _entries(source, stats)
-    result = reconstruct_entries(entries, early_exit=early_exit, stats=stats)
-    if not early_exit:
+    # The fold makes no reference cycles; with the collector on, the hundreds of thousands of
+    # objects a whole-file replay keeps alive trigger full collections that find nothing.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
         # The fold may stop at a checkpoint; a whole-file replay still counts every line.
-        for _ in entries:
-            pass
+        result = reconstruct_lines(
+            iter_raw_blocks_reverse(source),
+            early_exit=early_exit,
+            stats=stats,
+            count_all=not early_exit,
+        )
+    finally:
+        if collecting:
+            gc.enable()
     warnings = list(result.warnings)
     if stats.bad_lines:
         warnings.insert(0, f"{stats.bad_lines} line(s) could not be decoded and were skipped")
     return dataclasses.replace(
         result, session_meta=meta, warnings=tuple(warnings), stats=stats.copy()
     )
-
-
-def _entries(source: Path, stats: ReadStats) -> Iterator[Entry]:
-    loads, invalid, decode = orjson.loads, orjson.JSONDecodeError, classify
-    for raw in iter_raw_lines_reverse(source):
-        try:
-            obj = loads(raw)
-        except invalid:
-            stats.lines += 1
-            stats.bad_lines += 1
-            continue
-        entry = decode(obj, stats)
-        if entry is not None:
-            yield entry

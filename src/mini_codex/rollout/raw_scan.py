@@ -1,0 +1,226 @@
+"""The replay hot loop: raw line text → parsed → classified → folded, one loop per file (pure).
+
+What belongs here: :func:`scan_lines`, which feeds a :class:`~mini_codex.rollout.fold.Fold` from
+raw lines newest first exactly as ``fold.feed(classify(orjson.loads(line)))`` would, counting into
+``ReadStats`` the same way, but with the common well-formed lines handled inline. What does not:
+the fold's rules (``fold.py``), the classification rules (``classify.py``; every line this loop
+does not recognize at a glance goes through it), file reading (``reader.py``).
+
+Why a separate loop: a whole-file replay of a 1M-line rollout runs it a million times, and in
+CPython every function call and allocation per line shows. Inline here: valid non-message
+response items (most lines: the ``ItemEntry`` case of ``Fold.item`` for a closer, with the line
+text itself kept as the item's source), ``token_count`` events (skipped), world-state lines, turn
+contexts (exact-type checked, validated only if the fold keeps one) and the events replay uses.
+
+Blank lines are not lines; whitespace around a line is ignored (``orjson`` skips JSON whitespace;
+a line with other whitespace, such as a form feed, is stripped and parsed again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import orjson
+
+from mini_codex.rollout.classify import (
+    EVENTS,
+    TURN_CONTEXT_EXACT,
+    classify_parsed_line,
+    message_entry,
+    message_facts,
+)
+from mini_codex.rollout.entries import TurnContextEntry, WorldStateEntry
+from mini_codex.rollout.exact import ITEM_CHECKS
+from mini_codex.rollout.fold import Fold, Segment
+from mini_codex.rollout.lines import ReadStats
+
+__all__ = ["EVENT_ACTIONS", "scan_lines"]
+
+_TOOL_ITEM_CHECKS = {kind: check for kind, check in ITEM_CHECKS.items() if kind != "message"}
+"""Exact checks of the items that are never a user-turn boundary (always closers)."""
+
+
+def _turn_started(fold: Fold, payload: dict[str, Any]) -> None:
+    fold.turn_started(payload.get("turn_id"))
+
+
+def _turn_complete(fold: Fold, payload: dict[str, Any]) -> None:
+    fold.turn_complete(payload.get("turn_id"))
+
+
+def _turn_aborted(fold: Fold, payload: dict[str, Any]) -> None:
+    fold.turn_aborted(payload.get("turn_id"))
+
+
+def _user_message(fold: Fold, payload: dict[str, Any]) -> None:
+    fold.segment().counts_as_user_turn = True
+
+
+def _rolled_back(fold: Fold, payload: dict[str, Any]) -> None:
+    fold.rolled_back(max(payload["num_turns"], 0))
+
+
+EVENT_ACTIONS: dict[str, Callable[[Fold, dict[str, Any]], None]] = {
+    "task_started": _turn_started,
+    "turn_started": _turn_started,
+    "task_complete": _turn_complete,
+    "turn_complete": _turn_complete,
+    "turn_aborted": _turn_aborted,
+    "user_message": _user_message,
+    "thread_rolled_back": _rolled_back,
+}
+"""What ``Fold.feed`` does with the entry ``classify`` builds for each event replay uses."""
+
+_EVENTS: dict[str, tuple[Callable[[dict[str, Any]], bool], Callable[..., None] | None]] = {
+    kind: (exact, EVENT_ACTIONS.get(kind))
+    for kind, (exact, _) in EVENTS.items()
+    if exact is not None
+}
+"""Event type → (exact check, action or None when replay ignores it), for the events whose
+exact check is simple (the others go through ``classify``)."""
+
+
+def scan_lines(
+    fold: Fold, blocks: Iterator[Iterable[bytes]], stats: ReadStats
+) -> Iterator[bytes] | None:
+    """Feed ``fold`` the lines of ``blocks`` (newest first); the rest of the current block when
+    the fold stopped early (``blocks`` then holds the blocks not read yet), None at the end."""
+    loads = orjson.loads
+    invalid = orjson.JSONDecodeError
+    classify_parsed = classify_parsed_line
+    feed = fold.feed
+    item_checks = _TOOL_ITEM_CHECKS
+    events = _EVENTS
+    turn_context_exact = TURN_CONTEXT_EXACT
+    world_state_entry = WorldStateEntry
+    early_exit = fold.early_exit
+    # ``append_item``: the active segment's ``items.append`` while feeding a valid closer item
+    # is just that append (no fold call since: the segment and the base are unchanged).
+    append_item: Callable[[bytes], None] | None = None
+    lines = 0
+    try:
+        for block in blocks:
+            rest = iter(block)
+            for raw in rest:
+                try:
+                    obj = loads(raw)
+                except invalid:
+                    line = raw.strip()
+                    if not line:
+                        continue
+                    lines += 1
+                    if line is raw:
+                        stats.bad_lines += 1
+                        continue
+                    try:
+                        obj = loads(line)
+                    except invalid:
+                        stats.bad_lines += 1
+                        continue
+                    raw = line
+                else:
+                    lines += 1
+                try:
+                    kind = obj["type"]
+                    payload = obj["payload"]
+                    timestamp = obj["timestamp"]
+                except (KeyError, TypeError):  # not an object, or not the usual envelope
+                    pass
+                else:
+                    if type(timestamp) is str and type(payload) is dict:
+                        if kind == "response_item":
+                            inner = payload.get("type")
+                            if type(inner) is str:
+                                check = item_checks.get(inner)
+                                if check is not None:
+                                    if not check(payload):
+                                        pass  # pydantic decides (classify)
+                                    elif append_item is not None:
+                                        append_item(raw)
+                                        continue
+                                    else:  # fold.add_item(raw, False, True), inlined
+                                        active = fold.active
+                                        if active is None or (
+                                            active.counts_as_user_turn
+                                            and active.turn_id is None
+                                            and not active.task_framed
+                                        ):
+                                            if active is not None:
+                                                fold.finalize()
+                                            active = fold.active = Segment()
+                                        if fold.base is None:
+                                            append_item = active.items.append
+                                            append_item(raw)
+                                        elif early_exit and fold.resolved():
+                                            return rest
+                                        continue
+                                elif inner == "message":
+                                    facts = message_facts(payload)
+                                    if facts is None:
+                                        stats.bad_lines += 1
+                                        continue
+                                    append_item = None
+                                    boundary, closer, exact = facts
+                                    if exact:
+                                        fold.add_item(raw, boundary, closer)
+                                    else:
+                                        fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
+                                    if early_exit and fold.resolved():
+                                        return rest
+                                    continue
+                        elif kind == "event_msg":
+                            event = payload.get("type")
+                            if event == "token_count":
+                                info = payload.get("info")
+                                limits = payload.get("rate_limits")
+                                if (info is None or type(info) is dict) and (
+                                    limits is None or type(limits) is dict
+                                ):
+                                    continue
+                            elif type(event) is str:
+                                known = events.get(event)
+                                if known is not None:
+                                    exact_event, action = known
+                                    if exact_event(payload):
+                                        if action is not None:
+                                            append_item = None
+                                            action(fold, payload)
+                                            if early_exit and fold.resolved():
+                                                return rest
+                                        continue
+                        elif kind == "world_state":
+                            full = payload.get("full")
+                            state = payload.get("state")
+                            if type(full) is bool and type(state) is dict:
+                                append_item = None
+                                active = fold.active
+                                if active is None:
+                                    active = fold.active = Segment()
+                                active.world_state.append(world_state_entry(full, state))
+                                if early_exit and fold.resolved():
+                                    return rest
+                                continue
+                        elif kind == "turn_context":
+                            if turn_context_exact is not None and turn_context_exact(payload):
+                                append_item = None
+                                get = payload.get
+                                fold.turn_context(
+                                    TurnContextEntry(
+                                        payload,
+                                        get("turn_id"),
+                                        get("model"),
+                                        get("comp_hash"),
+                                        get("realtime_active"),
+                                    )
+                                )
+                                if early_exit and fold.resolved():
+                                    return rest
+                                continue
+                append_item = None
+                entry = classify_parsed(obj, stats, raw)
+                if entry is not None and feed(entry):
+                    return rest
+        return None
+    finally:
+        stats.lines += lines
