@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from mini_codex.context.contextual import is_contextual_text
 from mini_codex.protocol import (
     AgentMessageEvent,
     CompactedItem,
@@ -53,9 +54,9 @@ from mini_codex.rollout.entries import (
     TurnStartedEntry,
     UserMessageEntry,
     WorldStateEntry,
-    boundary_of,
     compacted_entry,
     event_entry,
+    is_inter_agent_text,
 )
 from mini_codex.rollout.exact import (
     ITEM_CHECKS,
@@ -143,37 +144,45 @@ def message_entry(payload: dict[str, Any], source: ItemSource) -> ItemEntry | No
 def message_facts(payload: dict[str, Any]) -> tuple[bool, bool, bool] | None:
     """(boundary, closer, exact) of a ``message`` payload; None when it fails the shape check.
 
-    One pass over the parts does the shape check (the boundary rule needs the role and the
-    text parts) and the exact check (the id and the other modelled parts): ``exact`` True means
-    the payload validates as is.
+    One pass over the parts does the shape check (role, parts with string types, text parts
+    with string texts), the user-turn boundary rule of ``entries.boundary_of`` (a user message
+    without a contextual ``input_text`` part; an assistant message whose only part is an
+    ``output_text`` inter-agent instruction) and the exact check (the id and the other modelled
+    parts): ``exact`` True means the payload validates as is.
     """
     role = payload.get("role")
     content = payload.get("content")
     if type(role) is not str or type(content) is not list:
         return None
     exact = _MESSAGE_CHECKED and ("id" not in payload or type(payload["id"]) in _STR_NONE)
-    parts: list[tuple[str, str | None]] = []
+    user = role == "user"
+    contextual = False
     for part in content:
         if type(part) is not dict:
             return None
         part_kind = part.get("type")
         if type(part_kind) is not str:
             return None
-        if part_kind == "input_text" or part_kind == "output_text":
+        if part_kind == "input_text":
             text = part.get("text")
             if type(text) is not str:
                 return None
-            parts.append((part_kind, text))
-        else:
-            if exact and part_kind in _PART_CHECKS:
-                exact = _PART_CHECKS[part_kind](part)
-            parts.append((part_kind, None))
+            if user and not contextual:
+                contextual = is_contextual_text(text)
+        elif part_kind == "output_text":
+            if type(part.get("text")) is not str:
+                return None
+        elif exact and part_kind in _PART_CHECKS:
+            exact = _PART_CHECKS[part_kind](part)
+    if user:
+        return not contextual, False, exact
     if role == "assistant":
-        boundary = len(parts) == 1 and boundary_of(role, parts)
+        boundary = (
+            len(content) == 1
+            and content[0]["type"] == "output_text"
+            and is_inter_agent_text(content[0]["text"])
+        )
         return boundary, not boundary, exact
-    if role == "user":
-        boundary = boundary_of(role, parts)
-        return boundary, False, exact
     return False, role not in CONTEXT_ROLES, exact
 
 

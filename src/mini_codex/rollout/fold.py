@@ -61,6 +61,9 @@ class Ref(enum.Enum):
     LATEST = "latest"
 
 
+WorldStep: TypeAlias = "WorldStateEntry | CompactedEntry | JsonObject"
+"""A world-state step a segment keeps: a full snapshot, a reset, or a patch (its ``state``)."""
+
 Kept: TypeAlias = "ItemSource | ItemEntry | InterAgentEntry | CompactedEntry"
 """What a segment keeps for history: a valid item's source, or an entry the forward pass needs
 (an item that does not validate, an inter-agent line, a compaction)."""
@@ -81,7 +84,7 @@ class Segment:
     """The turn context whose settings are the segment's previous-turn settings."""
     ref: Ref = Ref.NEVER_SET
     ref_context: TurnContextEntry | None = None
-    world_state: list[WorldStateEntry | CompactedEntry] = field(default_factory=list)
+    world_state: list[WorldStep] = field(default_factory=list)
     items: list[Kept] = field(default_factory=list)
     """History-relevant entries, newest first."""
     base: CompactedEntry | None = None
@@ -117,7 +120,7 @@ class Fold:
         self.ref = Ref.NEVER_SET
         self.ref_context: TurnContextEntry | None = None
         self.window: WindowInfo | None = None
-        self.world_state: list[WorldStateEntry | CompactedEntry] = []
+        self.world_state: list[WorldStep] = []
         self.session_meta: SessionMeta | None = None
         self.compactions = 0
         self.compaction_without_number = False
@@ -139,7 +142,7 @@ class Fold:
             case ItemEntry():
                 self.item(entry)
             case WorldStateEntry():
-                self.segment().world_state.append(entry)
+                self.segment().world_state.append(entry if entry.full else entry.state)
             case TurnCompleteEntry():
                 self.turn_complete(entry.turn_id)
             case TurnStartedEntry():
@@ -352,39 +355,42 @@ class Fold:
         return sources
 
     def replay_world_state(self) -> JsonObject | None:
-        """The baseline after the world-state entries (oldest first, spec §6.3)."""
-        entries = self.world_state  # newest first
+        """The baseline after the world-state steps (oldest first, spec §6.3).
+
+        Only the steps after the newest reset (full snapshot or compaction) change the result;
+        the patches among them apply in place to a private copy of that snapshot's objects,
+        so each costs its own size, not the state's. Older patches only warn when they have no
+        baseline.
+        """
+        steps = self.world_state  # newest first
         last_reset = next(
             (
                 index
-                for index, entry in enumerate(entries)
-                if type(entry) is CompactedEntry or entry.full  # type: ignore[union-attr]
+                for index, step in enumerate(steps)
+                if type(step) is not dict  # a full snapshot or a compaction
             ),
-            len(entries),
+            len(steps),
         )
-        # Older than the newest reset, only the patch-without-baseline warnings matter.
         has_baseline = False
-        for entry in reversed(entries[last_reset + 1 :]):
-            match entry:
+        for step in reversed(steps[last_reset + 1 :]):
+            match step:
                 case CompactedEntry():
                     has_baseline = False
-                case WorldStateEntry(full=True):
-                    has_baseline = True
                 case WorldStateEntry():
+                    has_baseline = step.full
+                case _:
                     if not has_baseline:
                         self.warnings.append(PATCH_WITHOUT_BASELINE)
-                case _:
-                    assert_never(entry)
-        reset = entries[last_reset] if last_reset < len(entries) else None
-        baseline: JsonObject | None = None
-        if type(reset) is WorldStateEntry:
-            baseline = reset.state
-        owned: dict[int, JsonObject] = {}
-        for entry in reversed(entries[:last_reset]):
-            if baseline is None:
-                self.warnings.append(PATCH_WITHOUT_BASELINE)
-                continue
-            baseline = patch_in_place(baseline, entry.state, owned)  # type: ignore[union-attr]
+        reset = steps[last_reset] if last_reset < len(steps) else None
+        if type(reset) is not WorldStateEntry:
+            self.warnings.extend([PATCH_WITHOUT_BASELINE] * last_reset)
+            return None
+        baseline = reset.state
+        if last_reset == 0:
+            return baseline
+        baseline = _copy_objects(baseline)
+        for patch in reversed(steps[:last_reset]):
+            _merge_into(baseline, patch)  # type: ignore[arg-type]
         return baseline
 
     def resolve_window(self) -> WindowInfo:
@@ -398,30 +404,35 @@ class Fold:
         return WindowInfo(self.compactions)
 
 
-def patch_in_place(
-    target: JsonObject, patch: JsonObject, owned: dict[int, JsonObject]
-) -> JsonObject:
-    """``apply_merge_patch(target, patch)`` for an object patch, mutating only ``owned`` objects.
+_SCALARS = frozenset({str, int, float, bool})
 
-    ``owned`` maps ``id()`` to the objects this fold created (kept alive there, so an id is never
-    reused while it is in the map); any other object (from the rollout's entries) is copied
-    before its first change. Neither input is mutated; values taken from ``patch`` are copied.
-    """
-    if id(target) not in owned:
-        target = dict(target)
-        owned[id(target)] = target
+
+def _copy_objects(value: JsonObject) -> JsonObject:
+    """A copy of ``value`` whose objects (at any depth outside arrays) are new; arrays and
+    scalars are shared (a merge patch replaces them, never changes them in place)."""
+    return {
+        key: _copy_objects(member) if isinstance(member, dict) else member
+        for key, member in value.items()
+    }
+
+
+def _merge_into(target: JsonObject, patch: JsonObject) -> None:
+    """Apply the RFC 7396 object ``patch`` to ``target`` in place (``target`` and every object
+    in it belong to the caller). Equal to ``apply_merge_patch(target, patch)``; values taken
+    from ``patch`` are copied."""
     for key, value in patch.items():
-        if value is None:
+        if type(value) in _SCALARS:
+            target[key] = value
+        elif value is None:
             target.pop(key, None)
         elif isinstance(value, dict):
             existing = target.get(key)
             if isinstance(existing, dict):
-                target[key] = patch_in_place(existing, value, owned)
+                _merge_into(existing, value)
             else:
-                target[key] = patch_in_place({}, value, owned)
+                target[key] = apply_merge_patch(None, value)  # a copy without nulls
         else:
             target[key] = apply_merge_patch(None, value)  # a copy (arrays are copied deeply)
-    return target
 
 
 def _legacy_compacted_history(history: Sequence[ResponseItem], summary: str) -> list[ResponseItem]:

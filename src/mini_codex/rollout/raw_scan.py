@@ -37,8 +37,18 @@ from mini_codex.rollout.lines import ReadStats
 
 __all__ = ["EVENT_ACTIONS", "scan_lines"]
 
-_TOOL_ITEM_CHECKS = {kind: check for kind, check in ITEM_CHECKS.items() if kind != "message"}
-"""Exact checks of the items that are never a user-turn boundary (always closers)."""
+
+def _message(payload: dict[str, Any]) -> bool:
+    raise AssertionError("a route marker, never called")
+
+
+_MESSAGE = _message
+
+_ITEM_ROUTES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    kind: _MESSAGE if kind == "message" else check for kind, check in ITEM_CHECKS.items()
+}
+"""Item ``type`` → its exact check (tool items: never a boundary, always closers), or
+:data:`_MESSAGE` for messages (their own path: the boundary rule needs the parts)."""
 
 
 def _turn_started(fold: Fold, payload: dict[str, Any]) -> None:
@@ -90,8 +100,9 @@ def scan_lines(
     invalid = orjson.JSONDecodeError
     classify_parsed = classify_parsed_line
     feed = fold.feed
-    item_checks = _TOOL_ITEM_CHECKS
+    routes = _ITEM_ROUTES
     events = _EVENTS
+    modelled_events = EVENTS
     turn_context_exact = TURN_CONTEXT_EXACT
     world_state_entry = WorldStateEntry
     early_exit = fold.early_exit
@@ -126,97 +137,121 @@ def scan_lines(
                     payload = obj["payload"]
                     timestamp = obj["timestamp"]
                 except (KeyError, TypeError):  # not an object, or not the usual envelope
-                    pass
-                else:
-                    if type(timestamp) is str and type(payload) is dict:
-                        if kind == "response_item":
-                            inner = payload.get("type")
-                            if type(inner) is str:
-                                check = item_checks.get(inner)
-                                if check is not None:
-                                    if not check(payload):
-                                        pass  # pydantic decides (classify)
-                                    elif append_item is not None:
-                                        append_item(raw)
-                                        continue
-                                    else:  # fold.add_item(raw, False, True), inlined
-                                        active = fold.active
-                                        if active is None or (
-                                            active.counts_as_user_turn
-                                            and active.turn_id is None
-                                            and not active.task_framed
-                                        ):
-                                            if active is not None:
-                                                fold.finalize()
-                                            active = fold.active = Segment()
-                                        if fold.base is None:
-                                            append_item = active.items.append
-                                            append_item(raw)
-                                        elif early_exit and fold.resolved():
-                                            return rest
-                                        continue
-                                elif inner == "message":
-                                    facts = message_facts(payload)
-                                    if facts is None:
-                                        stats.bad_lines += 1
-                                        continue
-                                    append_item = None
-                                    boundary, closer, exact = facts
-                                    if exact:
-                                        fold.add_item(raw, boundary, closer)
-                                    else:
-                                        fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
-                                    if early_exit and fold.resolved():
-                                        return rest
-                                    continue
-                        elif kind == "event_msg":
-                            event = payload.get("type")
-                            if event == "token_count":
-                                info = payload.get("info")
-                                limits = payload.get("rate_limits")
-                                if (info is None or type(info) is dict) and (
-                                    limits is None or type(limits) is dict
-                                ):
-                                    continue
-                            elif type(event) is str:
-                                known = events.get(event)
-                                if known is not None:
-                                    exact_event, action = known
-                                    if exact_event(payload):
-                                        if action is not None:
-                                            append_item = None
-                                            action(fold, payload)
-                                            if early_exit and fold.resolved():
-                                                return rest
-                                        continue
-                        elif kind == "world_state":
-                            full = payload.get("full")
-                            state = payload.get("state")
-                            if type(full) is bool and type(state) is dict:
-                                append_item = None
+                    timestamp = None
+                if type(timestamp) is str:
+                    if kind == "response_item":
+                        try:  # payload["type"] also proves the payload an object
+                            route = routes.get(payload["type"])
+                        except (KeyError, TypeError):
+                            route = None
+                        if route is None:
+                            pass  # not modelled, a ghost snapshot, or bad: classify decides
+                        elif route is not _MESSAGE:
+                            if not route(payload):
+                                pass  # pydantic decides (classify)
+                            elif append_item is not None:
+                                append_item(raw)
+                                continue
+                            else:  # fold.add_item(raw, boundary=False, closer=True), inlined
                                 active = fold.active
-                                if active is None:
+                                if active is None or (
+                                    active.counts_as_user_turn
+                                    and active.turn_id is None
+                                    and not active.task_framed
+                                ):
+                                    if active is not None:
+                                        fold.finalize()
                                     active = fold.active = Segment()
-                                active.world_state.append(world_state_entry(full, state))
-                                if early_exit and fold.resolved():
+                                if fold.base is None:
+                                    append_item = active.items.append
+                                    append_item(raw)
+                                elif early_exit and fold.resolved():
                                     return rest
                                 continue
-                        elif kind == "turn_context":
-                            if turn_context_exact is not None and turn_context_exact(payload):
-                                append_item = None
-                                get = payload.get
-                                fold.turn_context(
-                                    TurnContextEntry(
-                                        payload,
-                                        get("turn_id"),
-                                        get("model"),
-                                        get("comp_hash"),
-                                        get("realtime_active"),
-                                    )
+                        else:
+                            facts = message_facts(payload)
+                            if facts is None:
+                                stats.bad_lines += 1
+                                continue
+                            append_item = None
+                            boundary, closer, exact = facts
+                            if not exact:
+                                fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
+                            else:  # fold.add_item(raw, boundary, closer), inlined
+                                active = fold.active
+                                if active is None or (
+                                    closer
+                                    and active.counts_as_user_turn
+                                    and active.turn_id is None
+                                    and not active.task_framed
+                                ):
+                                    if active is not None:
+                                        fold.finalize()
+                                    active = fold.active = Segment()
+                                if boundary:
+                                    active.counts_as_user_turn = True
+                                if fold.base is None:
+                                    active.items.append(raw)
+                            if early_exit and fold.resolved():
+                                return rest
+                            continue
+                    elif kind == "event_msg":
+                        try:  # payload["type"] also proves the payload an object
+                            event = payload["type"]
+                        except (KeyError, TypeError):
+                            event = None
+                        if event == "token_count":
+                            info = payload.get("info")
+                            limits = payload.get("rate_limits")
+                            if (info is None or type(info) is dict) and (
+                                limits is None or type(limits) is dict
+                            ):
+                                continue
+                        elif type(event) is str:
+                            known = events.get(event)
+                            if known is not None:
+                                exact_event, action = known
+                                if exact_event(payload):
+                                    if action is not None:
+                                        append_item = None
+                                        action(fold, payload)
+                                        if early_exit and fold.resolved():
+                                            return rest
+                                    continue
+                            elif event not in modelled_events:
+                                continue  # an UnknownEvent: replay ignores it
+                    elif type(payload) is not dict:
+                        pass
+                    elif kind == "world_state":
+                        full = payload.get("full")
+                        state = payload.get("state")
+                        if type(full) is bool and type(state) is dict:
+                            append_item = None
+                            active = fold.active
+                            if active is None:
+                                active = fold.active = Segment()
+                            active.world_state.append(
+                                world_state_entry(full, state) if full else state
+                            )
+                            if early_exit and fold.resolved():
+                                return rest
+                            continue
+                    elif kind == "turn_context":
+                        if turn_context_exact is not None and turn_context_exact(payload):
+                            append_item = None
+                            get = payload.get
+                            fold.turn_context(
+                                TurnContextEntry(
+                                    payload,
+                                    get("turn_id"),
+                                    get("model"),
+                                    get("comp_hash"),
+                                    get("realtime_active"),
                                 )
-                                if early_exit and fold.resolved():
-                                    return rest
-                                continue
+                            )
+                            if early_exit and fold.resolved():
+                                return rest
+                            continue
                 append_item = None
                 entry = classify_parsed(obj, stats, raw)
                 if entry is not None and feed(entry):

@@ -13,6 +13,7 @@ unreadable path, a directory, and a ``mini_codex_schema`` newer than this versio
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -153,9 +154,9 @@ def iter_raw_blocks_reverse(
 ) -> Iterator[list[bytes]]:
     """The file's lines newest first, a list per block read (the replay hot path).
 
-    Lines are neither stripped nor filtered: blank ones and a trailing newline's empty line are
-    included, so a consumer strips (or lets the JSON parser skip whitespace) and skips blanks.
-    A line longer than a block is assembled from its pieces without quadratic copying.
+    Lines are not stripped (they keep their newline) nor filtered (blank ones are included), so
+    a consumer strips them (or lets the JSON parser skip whitespace) and skips blanks. A line
+    longer than a block is assembled from its pieces without quadratic copying.
     """
     source = Path(path)
     if _is_zstd(source):
@@ -165,20 +166,26 @@ def iter_raw_blocks_reverse(
         return
     with _open(source) as handle:
         position = handle.seek(0, os.SEEK_END)
-        pieces: list[bytes] = []  # the line being assembled, rightmost piece first
+        pieces: list[bytes] = []  # the line being assembled (its start not read yet), right first
         while position > 0:
             step = min(block_size, position)
             position -= step
             handle.seek(position)
-            parts = handle.read(step).split(b"\n")
-            if len(parts) == 1:  # the block lies inside one line
-                pieces.append(parts[0])
+            block = handle.read(step)
+            if b"\n" not in block:  # the block lies inside one line
+                pieces.append(block)
                 continue
-            pieces.append(parts[-1])
-            parts[-1] = pieces[0] if len(pieces) == 1 else b"".join(reversed(pieces))
-            pieces = [parts[0]]
-            yield parts[:0:-1]  # complete lines, newest first (parts[0] may continue left)
-        yield [pieces[0] if len(pieces) == 1 else b"".join(reversed(pieces))]
+            lines = io.BytesIO(block).readlines()  # splits at newlines, keeping them (memchr)
+            if pieces:  # the line that continues right of the block
+                right = pieces[0] if len(pieces) == 1 else b"".join(reversed(pieces))
+                if lines[-1].endswith(b"\n"):
+                    lines.append(right)
+                else:
+                    lines[-1] += right
+            pieces = [lines[0]]  # the end of a line that starts left of the block
+            yield lines[:0:-1]
+        if pieces:
+            yield [pieces[0] if len(pieces) == 1 else b"".join(reversed(pieces))]
 
 
 @contextmanager
