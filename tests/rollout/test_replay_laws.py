@@ -38,7 +38,7 @@ from mini_codex.rollout import (
     replay_file,
 )
 from mini_codex.rollout.classify import classify
-from mini_codex.rollout.replay import reconstruct_entries
+from mini_codex.rollout.replay import reconstruct_entries, reconstruct_lines
 
 Json = dict[str, Any]
 WINDOW_IDS = [f"01900000-0000-7000-8000-{n:012x}" for n in range(1, 40)]
@@ -392,3 +392,121 @@ def test_typed_and_fast_paths_agree_on_bad_lines(kind: str) -> None:
         classify(line, fast_stats)
 
         assert typed_stats == fast_stats, payload
+
+
+# --- the raw-line hot loop ------------------------------------------------------------------------
+
+
+def _blocks(data: bytes, cuts: list[int]) -> list[list[bytes]]:
+    """``data``'s lines (newline kept) newest first, cut into blocks at ``cuts`` (line counts)."""
+    lines = data.splitlines(keepends=True)[::-1]
+    blocks: list[list[bytes]] = []
+    start = 0
+    for cut in [*cuts, len(lines)]:
+        end = min(max(cut, start), len(lines))
+        blocks.append(lines[start:end])
+        start = end
+    return blocks
+
+
+def _classified(data: bytes) -> Reconstructed:
+    """The reference the raw loop must equal: strip, parse, ``classify`` and fold each line."""
+    stats = ReadStats()
+    entries = []
+    for raw in reversed(data.splitlines()):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            stats.lines += 1
+            stats.bad_lines += 1
+            continue
+        if (entry := classify(obj, stats)) is not None:
+            entries.append(entry)
+    return reconstruct_entries(entries, early_exit=False, stats=stats)
+
+
+def _raw(data: bytes, cuts: list[int]) -> Reconstructed:
+    stats = ReadStats()
+    return reconstruct_lines(_blocks(data, cuts), early_exit=False, stats=stats, count_all=True)
+
+
+def _mutated(
+    plan: Plan, seed: int, mutations: list[str], junk: list[Any], checkpoint: bool = True
+) -> bytes:
+    """The bytes of ``plan``'s rollout after ``mutations`` (see the fuzz test)."""
+    rng = random.Random(seed)
+    lines, slots = build(plan)
+    objects = with_checkpoints(lines, slots[:1]) if checkpoint else lines
+    for mutation, value in zip(mutations, junk, strict=False):
+        if mutation == "wrong_type" and objects:
+            index = rng.randrange(len(objects))
+            objects[index] = _replace_random_value(objects[index], rng, value)
+        elif mutation == "insert_json":
+            objects.insert(rng.randrange(len(objects) + 1), value)
+        elif mutation == "drop_line" and objects:
+            del objects[rng.randrange(len(objects))]
+    data = bytearray(b"".join(orjson.dumps(obj) + b"\n" for obj in objects))
+    for mutation in mutations:
+        if mutation == "flip" and data:
+            for _ in range(rng.randint(1, 8)):
+                data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        elif mutation == "truncate" and data:
+            del data[rng.randrange(len(data)) :]
+        elif mutation == "whitespace" and data:
+            position = rng.randrange(len(data))
+            data[position:position] = rng.choice([b"\n", b"\r\n", b"  ", b"\n \n", b"\x0c", b"\t"])
+    return bytes(data)
+
+
+_MUTATIONS = ["truncate", "flip", "insert_json", "wrong_type", "drop_line", "whitespace"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    plan=plans(),
+    seed=st.integers(0, 2**32 - 1),
+    mutations=st.lists(st.sampled_from(_MUTATIONS), max_size=4),
+    junk=st.lists(json_values, min_size=4, max_size=4),
+    cuts=st.lists(st.integers(0, 60), max_size=4).map(sorted),
+)
+def test_raw_line_loop_equals_classify_then_fold(
+    plan: Plan, seed: int, mutations: list[str], junk: list[Any], cuts: list[int]
+) -> None:
+    """The inlined hot loop (``raw_scan``) is ``classify`` + ``Fold.feed``, on any bytes."""
+    data = _mutated(plan, seed, mutations, junk)
+
+    raw, reference = _raw(data, cuts), _classified(data)
+
+    assert key(raw) == key(reference)
+    assert (raw.stats, raw.warnings) == (reference.stats, reference.warnings)
+    assert raw.history.to_json() == [item.to_json() for item in reference.history]
+
+
+@settings(max_examples=100, deadline=None)
+@given(plan=plans(), cuts=st.lists(st.integers(0, 60), max_size=4).map(sorted))
+def test_raw_line_loop_equals_the_typed_path_on_well_formed_rollouts(
+    plan: Plan, cuts: list[int]
+) -> None:
+    lines, _ = build(plan)
+    data = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+    raw = _raw(data, cuts)
+    typed_result = reconstruct(typed(lines))
+
+    assert key(raw) == key(typed_result)
+    assert raw.stats == typed_result.stats
+    assert raw.history.to_json() == [item.to_json() for item in typed_result.history]
+
+
+@settings(max_examples=100, deadline=None)
+@given(plan=plans(legacy=False, session_window=True), cut=st.integers(0, 40))
+def test_raw_early_exit_equals_the_whole_scan(plan: Plan, cut: int) -> None:
+    lines, slots = build(plan)
+    data = b"".join(orjson.dumps(line) + b"\n" for line in with_checkpoints(lines, slots[-1:]))
+
+    bounded = reconstruct_lines(_blocks(data, [cut]), early_exit=True, stats=ReadStats())
+
+    assert key(bounded) == key(reconstruct(typed(lines)))
