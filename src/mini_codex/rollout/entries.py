@@ -6,8 +6,11 @@ typed line by :func:`entry_from_line`, and the user-turn boundary rules. What do
 entries straight from parsed JSON (``classify.py``), the fold (``replay.py``), file I/O.
 
 Why a separate view: validating every line with pydantic costs several times the JSON parse, and
-replay needs the full models only for what ends up in its result, so an :class:`ItemEntry` or a
-:class:`CompactedEntry` may hold raw JSON that the fold validates when it keeps it.
+replay needs the full models only for what ends up in its result (and then only when someone
+reads it): an :class:`ItemEntry` holds an item source (``history.ItemSource``: raw JSON or line
+text proven valid, or a typed item), a :class:`TurnContextEntry` the fields the fold reads, and a
+:class:`CompactedEntry` may hold a raw replacement history that the fold validates when it adopts
+it.
 
 User-turn boundaries (spec §6.1): an ordinary user message (role ``user`` and no contextual
 fragment such as ``<environment_context>`` or ``# AGENTS.md instructions``), an assistant message

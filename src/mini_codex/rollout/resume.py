@@ -1,8 +1,12 @@
 """Reconstruct a session from a rollout path: tail-bounded resume and whole-file replay (I/O glue).
 
-What belongs here: wiring the reader's raw line streams to the lazily validated replay view
-(``classify.classify``) and the fold (``replay.reconstruct_entries``), plus the identity/schema read
-of the file's first lines. What does not: the algorithm itself (``replay.py``).
+What belongs here: wiring the reader's raw line blocks (``reader.iter_raw_blocks_reverse``) to the
+replay hot loop and the fold (``replay.reconstruct_lines``), plus the identity/schema read of the
+file's first lines. What does not: the algorithm itself (``replay.py``, ``fold.py``).
+
+The cyclic garbage collector is off while the fold runs (and restored after, also on errors):
+the fold makes no reference cycles, and a whole-file replay keeps hundreds of thousands of objects
+alive, which would otherwise trigger full collections that find nothing.
 
 :func:`load_resume_state` reads the file backwards and stops at the newest surviving checkpoint or
 compaction whose tail decides the result, so its cost and memory follow the tail, not the file.
@@ -11,7 +15,8 @@ memory) and counts every line. :func:`load_resume_state` reports the counters of
 lines older than where its scan stopped are not read at all.
 
 History is returned as recorded: a tool call left without an output (process killed mid-command)
-is repaired when the next prompt is built (``context.normalize``), not here.
+is repaired when the next prompt is built (``context.normalize``), not here. Its items are
+validated when first read (``history.History``); the replay proved each of them valid.
 """
 
 from __future__ import annotations
@@ -68,8 +73,6 @@ def read_session_meta(path: str | os.PathLike[str]) -> SessionMeta | None:
 def _reconstruct(source: Path, *, early_exit: bool) -> Reconstructed:
     meta = read_session_meta(source)
     stats = ReadStats()
-    # The fold makes no reference cycles; with the collector on, the hundreds of thousands of
-    # objects a whole-file replay keeps alive trigger full collections that find nothing.
     collecting = gc.isenabled()
     gc.disable()
     try:
