@@ -508,5 +508,17 @@ def test_raw_early_exit_equals_the_whole_scan(plan: Plan, cut: int) -> None:
     data = b"".join(orjson.dumps(line) + b"\n" for line in with_checkpoints(lines, slots[-1:]))
 
     bounded = reconstruct_lines(_blocks(data, [cut]), early_exit=True, stats=ReadStats())
+    counted = ReadStats()
+    reference = reconstruct_entries(
+        (
+            entry
+            for raw in reversed(data.splitlines())
+            if (entry := classify(orjson.loads(raw), counted)) is not None
+        ),
+        early_exit=True,
+        stats=counted,
+    )
 
     assert key(bounded) == key(reconstruct(typed(lines)))
+    assert bounded.stats == reference.stats  # the lines read up to where the scan stopped
+    assert bounded.stats.lines < len(data.splitlines())  # it stopped at the checkpoint

@@ -18,7 +18,7 @@ a line with other whitespace, such as a form feed, is stripped and parsed again)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -92,7 +92,7 @@ exact check is simple (the others go through ``classify``)."""
 
 
 def scan_lines(
-    fold: Fold, blocks: Iterator[Iterable[bytes]], stats: ReadStats
+    fold: Fold, blocks: Iterator[Sequence[bytes]], stats: ReadStats
 ) -> Iterator[bytes] | None:
     """Feed ``fold`` the lines of ``blocks`` (newest first); the rest of the current block when
     the fold stopped early (``blocks`` then holds the blocks not read yet), None at the end."""
@@ -112,6 +112,7 @@ def scan_lines(
     lines = 0
     try:
         for block in blocks:
+            lines += len(block)  # blank lines are taken off below, unread ones by _unread
             rest = iter(block)
             for raw in rest:
                 try:
@@ -119,8 +120,8 @@ def scan_lines(
                 except invalid:
                     line = raw.strip()
                     if not line:
+                        lines -= 1
                         continue
-                    lines += 1
                     if line is raw:
                         stats.bad_lines += 1
                         continue
@@ -130,8 +131,6 @@ def scan_lines(
                         stats.bad_lines += 1
                         continue
                     raw = line
-                else:
-                    lines += 1
                 try:
                     kind = obj["type"]
                     payload = obj["payload"]
@@ -166,7 +165,7 @@ def scan_lines(
                                     append_item = active.items.append
                                     append_item(raw)
                                 elif early_exit and fold.resolved():
-                                    return rest
+                                    return _unread(rest, stats)
                                 continue
                         else:
                             facts = message_facts(payload)
@@ -193,7 +192,7 @@ def scan_lines(
                                 if fold.base is None:
                                     active.items.append(raw)
                             if early_exit and fold.resolved():
-                                return rest
+                                return _unread(rest, stats)
                             continue
                     elif kind == "event_msg":
                         try:  # payload["type"] also proves the payload an object
@@ -216,7 +215,7 @@ def scan_lines(
                                         append_item = None
                                         action(fold, payload)
                                         if early_exit and fold.resolved():
-                                            return rest
+                                            return _unread(rest, stats)
                                     continue
                             elif event not in modelled_events:
                                 continue  # an UnknownEvent: replay ignores it
@@ -234,7 +233,7 @@ def scan_lines(
                                 world_state_entry(full, state) if full else state
                             )
                             if early_exit and fold.resolved():
-                                return rest
+                                return _unread(rest, stats)
                             continue
                     elif kind == "turn_context":
                         if turn_context_exact is not None and turn_context_exact(payload):
@@ -250,12 +249,19 @@ def scan_lines(
                                 )
                             )
                             if early_exit and fold.resolved():
-                                return rest
+                                return _unread(rest, stats)
                             continue
                 append_item = None
                 entry = classify_parsed(obj, stats, raw)
                 if entry is not None and feed(entry):
-                    return rest
+                    return _unread(rest, stats)
         return None
     finally:
         stats.lines += lines
+
+
+def _unread(rest: Iterator[bytes], stats: ReadStats) -> Iterator[bytes]:
+    """The lines of ``rest`` (not read: the fold stopped), no longer counted in ``stats``."""
+    unread = list(rest)
+    stats.lines -= sum(1 for raw in unread if raw.strip())
+    return iter(unread)

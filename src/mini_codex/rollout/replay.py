@@ -36,7 +36,7 @@ Where this differs from (or refines) the reference algorithm:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,7 +153,7 @@ def reconstruct_entries(
 
 
 def reconstruct_lines(
-    lines_newest_first: Iterable[Iterable[bytes]],
+    lines_newest_first: Iterable[Sequence[bytes]],
     *,
     early_exit: bool,
     stats: ReadStats,
