@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from mini_codex.context.contextual import is_contextual_text
+from mini_codex.context.contextual import CONTEXTUAL_USER_PREFIXES, is_contextual_text
 from mini_codex.protocol import (
     AgentMessageEvent,
     CompactedItem,
@@ -94,6 +94,14 @@ _ITEM_CHECKS = ITEM_CHECKS
 _PART_CHECKS = PART_CHECKS
 _MESSAGE_CHECKED = "message" in ITEM_CHECKS
 _STR_NONE = frozenset({str, type(None)})
+_CONTEXT_STARTS = (
+    frozenset(prefix[0] for prefix in CONTEXTUAL_USER_PREFIXES)
+    if all(not prefix[0].isalpha() for prefix in CONTEXTUAL_USER_PREFIXES)
+    else None
+)
+"""The first characters of the contextual fragment markers, when none is a letter (so case
+folding cannot produce one): a text starting with anything else (after no whitespace) is not
+contextual, without running ``is_contextual_text``."""
 """Text parts are checked by the message shape check itself; the exact check adds the id and
 the other modelled parts (only while the message check is current, see ``exact.py``)."""
 
@@ -167,7 +175,11 @@ def message_facts(payload: dict[str, Any]) -> tuple[bool, bool, bool] | None:
             text = part.get("text")
             if type(text) is not str:
                 return None
-            if user and not contextual:
+            if (
+                user
+                and not contextual
+                and (_CONTEXT_STARTS is None or text[:1] in _CONTEXT_STARTS or text[:1].isspace())
+            ):
                 contextual = is_contextual_text(text)
         elif part_kind == "output_text":
             if type(part.get("text")) is not str:
@@ -180,6 +192,7 @@ def message_facts(payload: dict[str, Any]) -> tuple[bool, bool, bool] | None:
         boundary = (
             len(content) == 1
             and content[0]["type"] == "output_text"
+            and content[0]["text"].startswith("{")  # is_inter_agent_text's first test, inline
             and is_inter_agent_text(content[0]["text"])
         )
         return boundary, not boundary, exact

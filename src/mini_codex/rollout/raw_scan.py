@@ -263,5 +263,5 @@ def scan_lines(
 def _unread(rest: Iterator[bytes], stats: ReadStats) -> Iterator[bytes]:
     """The lines of ``rest`` (not read: the fold stopped), no longer counted in ``stats``."""
     unread = list(rest)
-    stats.lines -= sum(1 for raw in unread if raw.strip())
+    stats.lines -= len(unread)  # all were counted with their block (blank ones included)
     return iter(unread)
