@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mini_codex.errors import RolloutError
@@ -471,6 +471,13 @@ _MUTATIONS = ["truncate", "flip", "insert_json", "wrong_type", "drop_line", "whi
     mutations=st.lists(st.sampled_from(_MUTATIONS), max_size=4),
     junk=st.lists(json_values, min_size=4, max_size=4),
     cuts=st.lists(st.integers(0, 60), max_size=4).map(sorted),
+)
+@example(  # a blank line among the lines left unread when the fold stops at the checkpoint
+    plan=Plan(False, (Turn("user", "m1", "complete", None, "same", (), 0),)),
+    seed=12680,
+    mutations=["whitespace"],
+    junk=[None] * 4,
+    cuts=[],
 )
 def test_raw_line_loop_equals_classify_then_fold(
     plan: Plan, seed: int, mutations: list[str], junk: list[Any], cuts: list[int]
