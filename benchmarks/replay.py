@@ -4,8 +4,9 @@
     ``world_state`` patches, ``turn_context``, reasoning, shell ``function_call`` /
     ``function_call_output`` pairs, ``token_count`` events and an assistant answer; no
     compactions, no checkpoints) is replayed whole with ``replay_file`` (what ``mini-codex
-    rollout replay`` runs: every line read, decoded and folded, the full history validated into
-    typed items) and compared with a bare ``orjson.loads`` of every line of the same file:
+    rollout replay`` runs: every line read, decoded and folded; surviving history items are proven
+    valid by exact type checks and built as typed items lazily, on first read) and compared
+    with a bare ``orjson.loads`` of every line of the same file:
     ``replay_vs_orjson = orjson time / replay time`` (target ≥ 0.5). For context, the typed
     forward path (``read_rollout`` + ``reconstruct``) is timed on the first 100k lines.
 (b) **P3 resume.** A 1M-line rollout of the same turns written the way a long session writes

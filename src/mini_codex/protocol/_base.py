@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 
 class WireModel(BaseModel):
@@ -27,14 +27,16 @@ class WireModel(BaseModel):
         default = field.default if field is not None else None
         cls._type_default = default if isinstance(default, str) else None
 
-    def __init__(self, /, **data: Any) -> None:
-        # The discriminator always belongs to the serialized form, even when the constructor
-        # took it from its default. Validation (parsing) does not run __init__, so reading a
-        # rollout pays nothing for this.
+    @model_serializer(mode="wrap")
+    def _with_type_tag(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The discriminator always belongs to the serialized form, even when a constructor took
+        # it from its default (then exclude_unset would drop it). Done at dump time, so neither
+        # parsing nor construction pays for it.
+        data = handler(self)
         tag = self._type_default
-        if tag is not None and "type" not in data:
-            data["type"] = tag
-        super().__init__(**data)
+        if tag is not None and isinstance(data, dict) and "type" not in data:
+            return {"type": tag, **data}
+        return data
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON object form (only given fields, unknown fields included)."""
