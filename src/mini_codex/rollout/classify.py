@@ -82,6 +82,7 @@ __all__ = [
     "TURN_CONTEXT_EXACT",
     "classify",
     "classify_parsed_line",
+    "content_facts",
     "count_lines",
     "exact_field_spec",
     "has_exact_fields",
@@ -163,6 +164,14 @@ def message_facts(payload: dict[str, Any]) -> tuple[bool, bool, bool] | None:
     if type(role) is not str or type(content) is not list:
         return None
     exact = _MESSAGE_CHECKED and ("id" not in payload or type(payload["id"]) in _STR_NONE)
+    return content_facts(role, content, exact)
+
+
+def content_facts(
+    role: str, content: list[Any], exact: bool = _MESSAGE_CHECKED
+) -> tuple[bool, bool, bool] | None:
+    """:func:`message_facts` from a message's ``role`` and ``content`` list, ``exact`` saying
+    whether the rest of the message (its id) validates as is."""
     user = role == "user"
     contextual = False
     for part in content:

@@ -40,6 +40,7 @@ from mini_codex.rollout.lines import DECODE_ERRORS
 
 __all__ = [
     "ITEM_CHECKS",
+    "ITEM_FIELDS",
     "MODELLED_ITEM_TYPES",
     "PART_CHECKS",
     "FieldSpec",
@@ -371,6 +372,12 @@ ITEM_CHECKS: dict[str, Callable[[dict[str, Any]], bool]] = {
     and (kind != "message" or _PARTS_CURRENT)
 }
 """Item ``type`` → exact check, for the modelled types whose check is still current."""
+
+ITEM_FIELDS: dict[str, Fields] = {
+    kind: fields for kind, (_, fields, _) in _WRITTEN_FOR.items() if kind in ITEM_CHECKS
+}
+"""Item ``type`` → the fields its (current) exact check was written for: annotation, required.
+``typed_lines.py`` builds its decoders from these, so they are pinned the same way."""
 
 
 def item_source(payload: dict[str, Any]) -> ItemSource | None:

@@ -27,6 +27,7 @@ from mini_codex.rollout.classify import (
     EVENTS,
     TURN_CONTEXT_EXACT,
     classify_parsed_line,
+    content_facts,
     message_entry,
     message_facts,
 )
@@ -34,6 +35,13 @@ from mini_codex.rollout.entries import TurnContextEntry, WorldStateEntry
 from mini_codex.rollout.exact import ITEM_CHECKS
 from mini_codex.rollout.fold import Fold, Segment
 from mini_codex.rollout.lines import ReadStats
+from mini_codex.rollout.typed_lines import (
+    DECODE_REFUSED,
+    EVENT_HINT,
+    HINT_SLICE,
+    ITEM_HINT,
+    typed_decoders,
+)
 
 __all__ = ["EVENT_ACTIONS", "scan_lines"]
 
@@ -51,44 +59,51 @@ _ITEM_ROUTES: dict[str, Callable[[dict[str, Any]], bool]] = {
 :data:`_MESSAGE` for messages (their own path: the boundary rule needs the parts)."""
 
 
-def _turn_started(fold: Fold, payload: dict[str, Any]) -> None:
-    fold.turn_started(payload.get("turn_id"))
+def _turn_started(fold: Fold, turn_id: Any) -> None:
+    fold.turn_started(turn_id)
 
 
-def _turn_complete(fold: Fold, payload: dict[str, Any]) -> None:
-    fold.turn_complete(payload.get("turn_id"))
+def _turn_complete(fold: Fold, turn_id: Any) -> None:
+    fold.turn_complete(turn_id)
 
 
-def _turn_aborted(fold: Fold, payload: dict[str, Any]) -> None:
-    fold.turn_aborted(payload.get("turn_id"))
+def _turn_aborted(fold: Fold, turn_id: Any) -> None:
+    fold.turn_aborted(turn_id)
 
 
-def _user_message(fold: Fold, payload: dict[str, Any]) -> None:
+def _user_message(fold: Fold, _: Any) -> None:
     fold.segment().counts_as_user_turn = True
 
 
-def _rolled_back(fold: Fold, payload: dict[str, Any]) -> None:
-    fold.rolled_back(max(payload["num_turns"], 0))
+def _rolled_back(fold: Fold, num_turns: Any) -> None:
+    fold.rolled_back(max(num_turns, 0))
 
 
-EVENT_ACTIONS: dict[str, Callable[[Fold, dict[str, Any]], None]] = {
-    "task_started": _turn_started,
-    "turn_started": _turn_started,
-    "task_complete": _turn_complete,
-    "turn_complete": _turn_complete,
-    "turn_aborted": _turn_aborted,
-    "user_message": _user_message,
-    "thread_rolled_back": _rolled_back,
+EventAction = tuple[Callable[[Fold, Any], None], str]
+
+EVENT_ACTIONS: dict[str, EventAction] = {
+    "task_started": (_turn_started, "turn_id"),
+    "turn_started": (_turn_started, "turn_id"),
+    "task_complete": (_turn_complete, "turn_id"),
+    "turn_complete": (_turn_complete, "turn_id"),
+    "turn_aborted": (_turn_aborted, "turn_id"),
+    "user_message": (_user_message, "message"),
+    "thread_rolled_back": (_rolled_back, "num_turns"),
 }
-"""What ``Fold.feed`` does with the entry ``classify`` builds for each event replay uses."""
+"""What ``Fold.feed`` does with the entry ``classify`` builds for each event replay uses: a
+step and the payload field it takes (a field the event's exact check guarantees present or
+defaulting to None)."""
 
-_EVENTS: dict[str, tuple[Callable[[dict[str, Any]], bool], Callable[..., None] | None]] = {
+_EVENTS: dict[str, tuple[Callable[[dict[str, Any]], bool], EventAction | None]] = {
     kind: (exact, EVENT_ACTIONS.get(kind))
     for kind, (exact, _) in EVENTS.items()
     if exact is not None
 }
 """Event type → (exact check, action or None when replay ignores it), for the events whose
 exact check is simple (the others go through ``classify``)."""
+
+_TOOL = 1
+_MESSAGE_ROUTE = 2
 
 
 def scan_lines(
@@ -106,6 +121,17 @@ def scan_lines(
     turn_context_exact = TURN_CONTEXT_EXACT
     world_state_entry = WorldStateEntry
     early_exit = fold.early_exit
+    decoders = typed_decoders()
+    decode_item = decoders.decode_item
+    decode_event = decoders.decode_event
+    refused = DECODE_REFUSED
+    hint_at = HINT_SLICE
+    item_hint = ITEM_HINT
+    event_hint = EVENT_HINT
+    message_struct: Any = next(
+        (struct for struct, kind in decoders.items.items() if kind == "message"), None
+    )
+    struct_events = {struct: EVENT_ACTIONS.get(kind) for struct, kind in decoders.events.items()}
     # ``append_item``: the active segment's ``items.append`` while feeding a valid closer item
     # is just that append (no fold call since: the segment and the base are unchanged).
     append_item: Callable[[bytes], None] | None = None
@@ -115,145 +141,185 @@ def scan_lines(
             lines += len(block)  # blank lines are taken off below, unread ones by _unread
             rest = iter(block)
             for raw in rest:
-                try:
-                    obj = loads(raw)
-                except invalid:
-                    line = raw.strip()
-                    if not line:
-                        lines -= 1
-                        continue
-                    if line is raw:
-                        stats.bad_lines += 1
-                        continue
+                # The typed decoders take the common lines whole (``typed_lines.py``); what they
+                # refuse, and every other kind of line, is parsed and checked below.
+                route = 0
+                hint = raw[hint_at]
+                if hint == item_hint:
                     try:
-                        obj = loads(line)
-                    except invalid:
-                        stats.bad_lines += 1
+                        item = decode_item(raw).payload
+                    except refused:
+                        pass
+                    else:
+                        if type(item) is not message_struct:
+                            route = _TOOL
+                        else:
+                            facts = content_facts(item.role, item.content)
+                            if facts is not None and facts[2]:
+                                route = _MESSAGE_ROUTE
+                elif hint == event_hint:
+                    try:
+                        event = decode_event(raw).payload
+                    except refused:
+                        pass
+                    else:
+                        action = struct_events[type(event)]
+                        if action is not None:
+                            append_item = None
+                            step, field = action
+                            step(fold, getattr(event, field))
+                            if early_exit and fold.resolved():
+                                return _unread(rest, stats)
                         continue
-                    raw = line
-                try:
-                    kind = obj["type"]
-                    payload = obj["payload"]
-                    timestamp = obj["timestamp"]
-                except (KeyError, TypeError):  # not an object, or not the usual envelope
-                    timestamp = None
-                if type(timestamp) is str:
-                    if kind == "response_item":
-                        try:  # payload["type"] also proves the payload an object
-                            route = routes.get(payload["type"])
-                        except (KeyError, TypeError):
-                            route = None
-                        if route is None:
-                            pass  # not modelled, a ghost snapshot, or bad: classify decides
-                        elif route is not _MESSAGE:
-                            if not route(payload):
-                                pass  # pydantic decides (classify)
-                            elif append_item is not None:
-                                append_item(raw)
-                                continue
-                            else:  # fold.add_item(raw, boundary=False, closer=True), inlined
-                                active = fold.active
-                                if active is None or (
-                                    active.counts_as_user_turn
-                                    and active.turn_id is None
-                                    and not active.task_framed
+                if not route:
+                    try:
+                        obj = loads(raw)
+                    except invalid:
+                        line = raw.strip()
+                        if not line:
+                            lines -= 1
+                            continue
+                        if line is raw:
+                            stats.bad_lines += 1
+                            continue
+                        try:
+                            obj = loads(line)
+                        except invalid:
+                            stats.bad_lines += 1
+                            continue
+                        raw = line
+                    try:
+                        kind = obj["type"]
+                        payload = obj["payload"]
+                        timestamp = obj["timestamp"]
+                    except (KeyError, TypeError):  # not an object, or not the usual envelope
+                        timestamp = None
+                    if type(timestamp) is str:
+                        if kind == "response_item":
+                            try:  # payload["type"] also proves the payload an object
+                                check = routes.get(payload["type"])
+                            except (KeyError, TypeError):
+                                check = None
+                            if check is None:
+                                pass  # not modelled, a ghost snapshot, or bad: classify decides
+                            elif check is not _MESSAGE:
+                                if check(payload):
+                                    route = _TOOL
+                                # else pydantic decides (classify)
+                            else:
+                                facts = message_facts(payload)
+                                if facts is None:
+                                    stats.bad_lines += 1
+                                    continue
+                                if facts[2]:
+                                    route = _MESSAGE_ROUTE
+                                else:
+                                    append_item = None
+                                    fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
+                                    if early_exit and fold.resolved():
+                                        return _unread(rest, stats)
+                                    continue
+                        elif kind == "event_msg":
+                            try:  # payload["type"] also proves the payload an object
+                                event_kind = payload["type"]
+                            except (KeyError, TypeError):
+                                event_kind = None
+                            if event_kind == "token_count":
+                                info = payload.get("info")
+                                limits = payload.get("rate_limits")
+                                if (info is None or type(info) is dict) and (
+                                    limits is None or type(limits) is dict
                                 ):
-                                    if active is not None:
-                                        fold.finalize()
+                                    continue
+                            elif type(event_kind) is str:
+                                known = events.get(event_kind)
+                                if known is not None:
+                                    exact_event, action = known
+                                    if exact_event(payload):
+                                        if action is not None:
+                                            append_item = None
+                                            step, field = action
+                                            step(fold, payload.get(field))
+                                            if early_exit and fold.resolved():
+                                                return _unread(rest, stats)
+                                        continue
+                                elif event_kind not in modelled_events:
+                                    continue  # an UnknownEvent: replay ignores it
+                        elif type(payload) is not dict:
+                            pass
+                        elif kind == "world_state":
+                            full = payload.get("full")
+                            state = payload.get("state")
+                            if type(full) is bool and type(state) is dict:
+                                append_item = None
+                                active = fold.active
+                                if active is None:
                                     active = fold.active = Segment()
-                                if fold.base is None:
-                                    append_item = active.items.append
-                                    append_item(raw)
-                                elif early_exit and fold.resolved():
+                                active.world_state.append(
+                                    world_state_entry(full, state) if full else state
+                                )
+                                if early_exit and fold.resolved():
                                     return _unread(rest, stats)
                                 continue
-                        else:
-                            facts = message_facts(payload)
-                            if facts is None:
-                                stats.bad_lines += 1
-                                continue
-                            append_item = None
-                            boundary, closer, exact = facts
-                            if not exact:
-                                fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
-                            else:  # fold.add_item(raw, boundary, closer), inlined
-                                active = fold.active
-                                if active is None or (
-                                    closer
-                                    and active.counts_as_user_turn
-                                    and active.turn_id is None
-                                    and not active.task_framed
-                                ):
-                                    if active is not None:
-                                        fold.finalize()
-                                    active = fold.active = Segment()
-                                if boundary:
-                                    active.counts_as_user_turn = True
-                                if fold.base is None:
-                                    active.items.append(raw)
-                            if early_exit and fold.resolved():
-                                return _unread(rest, stats)
-                            continue
-                    elif kind == "event_msg":
-                        try:  # payload["type"] also proves the payload an object
-                            event = payload["type"]
-                        except (KeyError, TypeError):
-                            event = None
-                        if event == "token_count":
-                            info = payload.get("info")
-                            limits = payload.get("rate_limits")
-                            if (info is None or type(info) is dict) and (
-                                limits is None or type(limits) is dict
-                            ):
-                                continue
-                        elif type(event) is str:
-                            known = events.get(event)
-                            if known is not None:
-                                exact_event, action = known
-                                if exact_event(payload):
-                                    if action is not None:
-                                        append_item = None
-                                        action(fold, payload)
-                                        if early_exit and fold.resolved():
-                                            return _unread(rest, stats)
-                                    continue
-                            elif event not in modelled_events:
-                                continue  # an UnknownEvent: replay ignores it
-                    elif type(payload) is not dict:
-                        pass
-                    elif kind == "world_state":
-                        full = payload.get("full")
-                        state = payload.get("state")
-                        if type(full) is bool and type(state) is dict:
-                            append_item = None
-                            active = fold.active
-                            if active is None:
-                                active = fold.active = Segment()
-                            active.world_state.append(
-                                world_state_entry(full, state) if full else state
-                            )
-                            if early_exit and fold.resolved():
-                                return _unread(rest, stats)
-                            continue
-                    elif kind == "turn_context":
-                        if turn_context_exact is not None and turn_context_exact(payload):
-                            append_item = None
-                            get = payload.get
-                            fold.turn_context(
-                                TurnContextEntry(
-                                    payload,
-                                    get("turn_id"),
-                                    get("model"),
-                                    get("comp_hash"),
-                                    get("realtime_active"),
+                        elif kind == "turn_context":
+                            if turn_context_exact is not None and turn_context_exact(payload):
+                                append_item = None
+                                get = payload.get
+                                fold.turn_context(
+                                    TurnContextEntry(
+                                        payload,
+                                        get("turn_id"),
+                                        get("model"),
+                                        get("comp_hash"),
+                                        get("realtime_active"),
+                                    )
                                 )
-                            )
-                            if early_exit and fold.resolved():
-                                return _unread(rest, stats)
-                            continue
+                                if early_exit and fold.resolved():
+                                    return _unread(rest, stats)
+                                continue
+                    if not route:
+                        append_item = None
+                        entry = classify_parsed(obj, stats, raw)
+                        if entry is not None and feed(entry):
+                            return _unread(rest, stats)
+                        continue
+                if route == _TOOL:  # a valid tool item: fold.add_item(raw, False, True)
+                    if append_item is not None:
+                        append_item(raw)
+                        continue
+                    active = fold.active
+                    if active is None or (
+                        active.counts_as_user_turn
+                        and active.turn_id is None
+                        and not active.task_framed
+                    ):
+                        if active is not None:
+                            fold.finalize()
+                        active = fold.active = Segment()
+                    if fold.base is None:
+                        append_item = active.items.append
+                        append_item(raw)
+                    elif early_exit and fold.resolved():
+                        return _unread(rest, stats)
+                    continue
+                # A valid message: fold.add_item(raw, boundary, closer), inlined.
                 append_item = None
-                entry = classify_parsed(obj, stats, raw)
-                if entry is not None and feed(entry):
+                boundary, closer, _ = facts  # type: ignore[misc]
+                active = fold.active
+                if active is None or (
+                    closer
+                    and active.counts_as_user_turn
+                    and active.turn_id is None
+                    and not active.task_framed
+                ):
+                    if active is not None:
+                        fold.finalize()
+                    active = fold.active = Segment()
+                if boundary:
+                    active.counts_as_user_turn = True
+                if fold.base is None:
+                    active.items.append(raw)
+                if early_exit and fold.resolved():
                     return _unread(rest, stats)
         return None
     finally:

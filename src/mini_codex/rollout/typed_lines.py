@@ -1,0 +1,217 @@
+"""Typed decoding of the common rollout lines: parse and exact-type check in one C call (pure).
+
+What belongs here: msgspec decoders for the lines a replay meets most — ``response_item`` lines
+whose item has a current exact check (``exact.ITEM_FIELDS``) and ``event_msg`` lines of the
+modelled events (``classify.EVENT_MODELS``) — and the byte hint that picks one. What does not:
+what replay does with a decoded line (``raw_scan.py``), the dict-based checks they stand in for
+(``exact.py``, ``classify.py``).
+
+Why: a whole-file replay parses every line, and in CPython the per-line Python work of checking
+a parsed ``dict`` costs as much as parsing it. A msgspec ``Struct`` decoder does the parse, the
+envelope check and the exact-type check of the item or event in C.
+
+The contract is one-sided, and it is what makes this safe: **a line a decoder accepts is one
+that ``orjson.loads`` parses, whose envelope is the usual one (string ``timestamp``, ``type``,
+object ``payload``) and whose payload passes the same exact check** (``exact.ITEM_CHECKS`` or
+the event's field check), with equal values for every field replay reads. Anything a decoder
+refuses takes the ``orjson`` path, which decides as before. So the decoders are stricter than
+JSON where the two parsers differ:
+
+* unknown fields are refused (``forbid_unknown_fields``), except a few known extras Codex
+  writes, which are declared;
+* a value the exact check takes as "any JSON" is typed :data:`JsonValue`: nesting at most
+  :data:`JSON_DEPTH` deep and numbers as finite floats. orjson refuses integers too large for a
+  float and nesting deeper than 1024; msgspec's ``Any`` would take both (with a raised
+  recursion limit), its floats and bounded unions take neither. Such values are never read;
+* integer fields are bounded to the 64-bit range, where both parsers give the same ``int``.
+
+Invalid UTF-8, lone surrogates, bad escapes, control characters, ``NaN`` and trailing data are
+refused by both parsers alike (the tests check each).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import msgspec
+from pydantic import BaseModel
+
+from mini_codex.rollout.classify import EVENT_MODELS
+from mini_codex.rollout.exact import ITEM_FIELDS, FieldSpec, exact_field_spec
+
+__all__ = [
+    "DECODE_REFUSED",
+    "EVENT_HINT",
+    "HINT_SLICE",
+    "ITEM_HINT",
+    "JSON_DEPTH",
+    "JsonValue",
+    "TypedDecoders",
+    "typed_decoders",
+]
+
+JSON_DEPTH = 4
+"""How deeply a :data:`JsonValue` may nest (arrays and objects)."""
+
+
+def _json_value(depth: int) -> Any:
+    scalar = Union[str, float, bool, None]  # noqa: UP007 - a runtime type expression
+    value: Any = scalar
+    for _ in range(depth):
+        value = Union[str, float, bool, None, list[value], dict[str, value]]  # noqa: UP007
+    return value
+
+
+JsonValue: Any = _json_value(JSON_DEPTH)
+"""Any JSON value nested at most :data:`JSON_DEPTH` deep, numbers as finite floats (a value
+only checked, never read)."""
+
+_INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+_ITEM_EXTRAS = ("id", "status", "phase", "internal_chat_message_metadata_passthrough")
+_STARTED_EXTRAS = ("started_at", "root_turn_id", "collaboration_mode_kind", "turn_attribution")
+_COMPLETE_EXTRAS = (
+    "started_at",
+    "completed_at",
+    "duration_ms",
+    "time_to_first_token_ms",
+    "root_turn_id",
+)
+_EVENT_EXTRAS: dict[str, tuple[str, ...]] = {
+    "task_started": _STARTED_EXTRAS,
+    "turn_started": _STARTED_EXTRAS,
+    "task_complete": _COMPLETE_EXTRAS,
+    "turn_complete": _COMPLETE_EXTRAS,
+    "user_message": ("kind", "local_images", "text_elements"),
+    "agent_message": ("phase", "memory_citation"),
+}
+"""Fields Codex writes on items and events that the protocol models do not (extras: any value
+validates), declared so such lines still decode; any other unknown field sends the line to the
+``orjson`` path."""
+
+_ENVELOPE_EXTRAS = ("ordinal", "metadata")
+
+HINT_SLICE = slice(48, 51)
+"""Where the line ``type`` starts in ``{"timestamp":"<24 characters>","type":"…`` (the timestamp
+format of Codex and mini-codex: milliseconds and ``Z``): three bytes that pick a decoder."""
+ITEM_HINT = b"res"
+EVENT_HINT = b"eve"
+
+DECODE_REFUSED: tuple[type[BaseException], ...] = (msgspec.MsgspecError, RecursionError)
+"""What a decoder raises for a line it does not take (the ``orjson`` path decides)."""
+
+
+def _annotation_type(annotation: Any) -> Any:
+    """The msgspec type for a field annotation of ``exact.ITEM_FIELDS``."""
+    if annotation is Any:
+        return JsonValue
+    if annotation in (str, bool, type(None)):
+        return annotation
+    if annotation is int:
+        return _INT64
+    origin = get_origin(annotation)
+    if origin is list:
+        (member,) = get_args(annotation)
+        if member is Any or (get_origin(member) is dict and get_args(member)[1] is Any):
+            return list[dict[str, JsonValue]] if member is not Any else list[JsonValue]
+        # Typed members (message content parts): checked as objects, then by ``content_facts``.
+        return list[dict[str, JsonValue]]
+    if origin is dict:
+        return dict[str, JsonValue]
+    options = get_args(annotation)
+    if options:  # a union
+        return Union[tuple(_annotation_type(option) for option in options)]  # noqa: UP007
+    raise TypeError(f"no typed decoding for the annotation {annotation!r}")
+
+
+_SPEC_TYPES: dict[type, Any] = {
+    str: str,
+    int: _INT64,
+    bool: bool,
+    type(None): None,
+    dict: dict[str, JsonValue],
+    list: list[JsonValue],
+}
+
+
+def _spec_type(types: frozenset[type] | None) -> Any:
+    if types is None:
+        return JsonValue
+    members = [_SPEC_TYPES[kind] for kind in sorted(types, key=lambda kind: kind.__name__)]
+    return members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007
+
+
+def _struct(
+    name: str, tag: str, fields: dict[str, tuple[Any, bool]], extras: tuple[str, ...]
+) -> type[msgspec.Struct]:
+    """A tagged struct with ``fields`` (msgspec type, required) and the ``extras`` it lacks."""
+    required = [(field, kind) for field, (kind, needed) in fields.items() if needed]
+    optional = [(field, kind, None) for field, (kind, needed) in fields.items() if not needed]
+    declared = [(field, JsonValue, None) for field in extras if field not in fields]
+    return msgspec.defstruct(
+        name,
+        [*required, *optional, *declared],
+        tag_field="type",
+        tag=tag,
+        forbid_unknown_fields=True,
+        gc=False,
+    )
+
+
+def _item_struct(kind: str, fields: dict[str, tuple[Any, bool]]) -> type[msgspec.Struct]:
+    typed = {
+        field: (_annotation_type(annotation), required)
+        for field, (annotation, required) in fields.items()
+        if field != "type"
+    }
+    return _struct(f"Typed_{kind}", kind, typed, _ITEM_EXTRAS)
+
+
+def _event_struct(kind: str, spec: FieldSpec) -> type[msgspec.Struct]:
+    typed = {field: (_spec_type(types), required) for field, (types, required) in spec.items()}
+    return _struct(f"Typed_{kind}", kind, typed, _EVENT_EXTRAS.get(kind, ()))
+
+
+class TypedDecoders:
+    """The decoders, built from the protocol's current models (see :func:`typed_decoders`)."""
+
+    def __init__(self, event_models: dict[str, type[BaseModel]]) -> None:
+        self.items: dict[type[msgspec.Struct], str] = {
+            _item_struct(kind, fields): kind for kind, fields in ITEM_FIELDS.items()
+        }
+        """Item struct → item ``type``."""
+        self.events: dict[type[msgspec.Struct], str] = {}
+        """Event struct → event ``type``."""
+        for kind, model in event_models.items():
+            spec = exact_field_spec(model)
+            if spec is not None:
+                self.events[_event_struct(kind, spec)] = kind
+        self.decode_item: Callable[[bytes], Any] = _line_decoder("response_item", self.items)
+        """A ``response_item`` line → a struct with ``payload`` (an item struct), or raises
+        one of :data:`DECODE_REFUSED`."""
+        self.decode_event: Callable[[bytes], Any] = _line_decoder("event_msg", self.events)
+        """An ``event_msg`` line → a struct with ``payload`` (an event struct), or raises."""
+
+
+def _line_decoder(kind: str, payloads: dict[type[msgspec.Struct], str]) -> Any:
+    """The decoder of the lines of ``kind`` whose payload is one of ``payloads``."""
+    line = msgspec.defstruct(
+        f"Typed_{kind}_line",
+        [
+            ("timestamp", str),
+            ("type", Literal[kind]),
+            ("payload", Union[tuple(payloads)]),  # noqa: UP007
+            *((field, JsonValue, None) for field in _ENVELOPE_EXTRAS),
+        ],
+        forbid_unknown_fields=True,
+        gc=False,
+    )
+    return msgspec.json.Decoder(line).decode
+
+
+@functools.cache
+def typed_decoders() -> TypedDecoders:
+    """The decoders (built on first use: no work at import)."""
+    return TypedDecoders(EVENT_MODELS)
