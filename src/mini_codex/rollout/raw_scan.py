@@ -40,6 +40,8 @@ from mini_codex.rollout.typed_lines import (
     EVENT_HINT,
     HINT_SLICE,
     ITEM_HINT,
+    TURN_CONTEXT_HINT,
+    WORLD_STATE_HINT,
     typed_decoders,
 )
 
@@ -119,11 +121,14 @@ def scan_lines(
     events = _EVENTS
     modelled_events = EVENTS
     turn_context_exact = TURN_CONTEXT_EXACT
-    world_state_entry = WorldStateEntry
     early_exit = fold.early_exit
     decoders = typed_decoders()
     decode_item = decoders.decode_item
     decode_event = decoders.decode_event
+    decode_world_state = decoders.decode_world_state
+    decode_turn_context = decoders.decode_turn_context
+    world_state_hint = WORLD_STATE_HINT
+    turn_context_hint = TURN_CONTEXT_HINT
     refused = DECODE_REFUSED
     hint_at = HINT_SLICE
     item_hint = ITEM_HINT
@@ -171,6 +176,29 @@ def scan_lines(
                             if early_exit and fold.resolved():
                                 return _unread(rest, stats)
                         continue
+                elif hint == world_state_hint:
+                    try:
+                        world_state = decode_world_state(raw).payload
+                    except refused:
+                        pass
+                    else:
+                        append_item = None
+                        _add_world_state(fold, world_state.full, world_state.state)
+                        if early_exit and fold.resolved():
+                            return _unread(rest, stats)
+                        continue
+                elif hint == turn_context_hint:
+                    try:
+                        context = decode_turn_context(raw).payload
+                    except refused:
+                        pass
+                    else:
+                        if turn_context_exact is not None and turn_context_exact(context):
+                            append_item = None
+                            _add_turn_context(fold, context)
+                            if early_exit and fold.resolved():
+                                return _unread(rest, stats)
+                            continue
                 if not route:
                     try:
                         obj = loads(raw)
@@ -252,28 +280,14 @@ def scan_lines(
                             state = payload.get("state")
                             if type(full) is bool and type(state) is dict:
                                 append_item = None
-                                active = fold.active
-                                if active is None:
-                                    active = fold.active = Segment()
-                                active.world_state.append(
-                                    world_state_entry(full, state) if full else state
-                                )
+                                _add_world_state(fold, full, state)
                                 if early_exit and fold.resolved():
                                     return _unread(rest, stats)
                                 continue
                         elif kind == "turn_context":
                             if turn_context_exact is not None and turn_context_exact(payload):
                                 append_item = None
-                                get = payload.get
-                                fold.turn_context(
-                                    TurnContextEntry(
-                                        payload,
-                                        get("turn_id"),
-                                        get("model"),
-                                        get("comp_hash"),
-                                        get("realtime_active"),
-                                    )
-                                )
+                                _add_turn_context(fold, payload)
                                 if early_exit and fold.resolved():
                                     return _unread(rest, stats)
                                 continue
@@ -324,6 +338,24 @@ def scan_lines(
         return None
     finally:
         stats.lines += lines
+
+
+def _add_world_state(fold: Fold, full: bool, state: dict[str, Any]) -> None:
+    """The ``WorldStateEntry`` case of ``Fold.feed``."""
+    active = fold.active
+    if active is None:
+        active = fold.active = Segment()
+    active.world_state.append(WorldStateEntry(full, state) if full else state)
+
+
+def _add_turn_context(fold: Fold, payload: dict[str, Any]) -> None:
+    """The ``TurnContextEntry`` case of ``Fold.feed``, for a payload the exact check took."""
+    get = payload.get
+    fold.turn_context(
+        TurnContextEntry(
+            payload, get("turn_id"), get("model"), get("comp_hash"), get("realtime_active")
+        )
+    )
 
 
 def _unread(rest: Iterator[bytes], stats: ReadStats) -> Iterator[bytes]:

@@ -44,9 +44,13 @@ from mini_codex.rollout.exact import ITEM_FIELDS, FieldSpec, exact_field_spec
 __all__ = [
     "DECODE_REFUSED",
     "EVENT_HINT",
+    "EXACT_DEPTH",
     "HINT_SLICE",
     "ITEM_HINT",
     "JSON_DEPTH",
+    "TURN_CONTEXT_HINT",
+    "WORLD_STATE_HINT",
+    "ExactJsonValue",
     "JsonValue",
     "TypedDecoders",
     "typed_decoders",
@@ -69,6 +73,22 @@ JsonValue: Any = _json_value(JSON_DEPTH)
 only checked, never read)."""
 
 _INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+EXACT_DEPTH = 6
+"""How deeply an :data:`ExactJsonValue` may nest."""
+
+
+def _exact_json_value(depth: int) -> Any:
+    value: Any = Union[str, _INT64, float, bool, None]  # noqa: UP007
+    for _ in range(depth):
+        value = Union[str, _INT64, float, bool, None, list[value], dict[str, value]]  # noqa: UP007
+    return value
+
+
+ExactJsonValue: Any = _exact_json_value(EXACT_DEPTH)
+"""A JSON value that is read: decoded to exactly what ``orjson.loads`` gives (integers within
+64 bits, where orjson gives an ``int`` too; finite floats, parsed to the same double; nesting at
+most :data:`EXACT_DEPTH` deep). Anything else is refused."""
 
 _ITEM_EXTRAS = ("id", "status", "phase", "internal_chat_message_metadata_passthrough")
 _STARTED_EXTRAS = ("started_at", "root_turn_id", "collaboration_mode_kind", "turn_attribution")
@@ -98,6 +118,8 @@ HINT_SLICE = slice(48, 51)
 format of Codex and mini-codex: milliseconds and ``Z``): three bytes that pick a decoder."""
 ITEM_HINT = b"res"
 EVENT_HINT = b"eve"
+WORLD_STATE_HINT = b"wor"
+TURN_CONTEXT_HINT = b"tur"
 
 DECODE_REFUSED: tuple[type[BaseException], ...] = (msgspec.MsgspecError, RecursionError)
 """What a decoder raises for a line it does not take (the ``orjson`` path decides)."""
@@ -193,16 +215,33 @@ class TypedDecoders:
         one of :data:`DECODE_REFUSED`."""
         self.decode_event: Callable[[bytes], Any] = _line_decoder("event_msg", self.events)
         """An ``event_msg`` line → a struct with ``payload`` (an event struct), or raises."""
+        state = msgspec.defstruct(
+            "Typed_world_state",
+            [("full", bool), ("state", dict[str, ExactJsonValue])],
+            forbid_unknown_fields=True,
+            gc=False,
+        )
+        self.decode_world_state: Callable[[bytes], Any] = _line_decoder("world_state", state)
+        """A ``world_state`` line → a struct with ``payload.full`` and ``payload.state`` (the
+        state as ``orjson`` parses it), or raises."""
+        self.decode_turn_context: Callable[[bytes], Any] = _line_decoder(
+            "turn_context", dict[str, ExactJsonValue]
+        )
+        """A ``turn_context`` line → a struct with ``payload`` (the payload object as ``orjson``
+        parses it; its exact check is still to do), or raises."""
 
 
-def _line_decoder(kind: str, payloads: dict[type[msgspec.Struct], str]) -> Any:
-    """The decoder of the lines of ``kind`` whose payload is one of ``payloads``."""
+def _line_decoder(kind: str, payload: Any) -> Any:
+    """The decoder of the lines of ``kind`` whose payload is a ``payload`` (a type, or a
+    dict of the structs that may be)."""
+    if isinstance(payload, dict):
+        payload = Union[tuple(payload)]  # noqa: UP007
     line = msgspec.defstruct(
         f"Typed_{kind}_line",
         [
             ("timestamp", str),
             ("type", Literal[kind]),
-            ("payload", Union[tuple(payloads)]),  # noqa: UP007
+            ("payload", payload),
             *((field, JsonValue, None) for field in _ENVELOPE_EXTRAS),
         ],
         forbid_unknown_fields=True,
