@@ -7,10 +7,12 @@ the fold's rules (``fold.py``), the classification rules (``classify.py``; every
 does not recognize at a glance goes through it), file reading (``reader.py``).
 
 Why a separate loop: a whole-file replay of a 1M-line rollout runs it a million times, and in
-CPython every function call and allocation per line shows. Inline here: valid non-message
-response items (most lines: the ``ItemEntry`` case of ``Fold.item`` for a closer, with the line
-text itself kept as the item's source), ``token_count`` events (skipped), world-state lines, turn
-contexts (exact-type checked, validated only if the fold keeps one) and the events replay uses.
+CPython every function call and allocation per line shows. Each line first goes to the typed
+decoder its kind hint picks (``typed_lines.py``: msgspec parses it and checks the item or event
+exactly in C); a line no decoder takes is parsed with ``orjson`` and checked here, inline for the
+common well-formed kinds (valid non-message response items, ``token_count`` events, world-state
+lines, turn contexts, the events replay uses), through ``classify`` for the rest. Both paths feed
+the fold the same way; valid items keep the line text itself as their source.
 
 Blank lines are not lines; whitespace around a line is ignored (``orjson`` skips JSON whitespace;
 a line with other whitespace, such as a form feed, is stripped and parsed again).

@@ -1,10 +1,10 @@
 """Typed decoding of the common rollout lines: parse and exact-type check in one C call (pure).
 
 What belongs here: msgspec decoders for the lines a replay meets most — ``response_item`` lines
-whose item has a current exact check (``exact.ITEM_FIELDS``) and ``event_msg`` lines of the
-modelled events (``classify.EVENT_MODELS``) — and the byte hint that picks one. What does not:
-what replay does with a decoded line (``raw_scan.py``), the dict-based checks they stand in for
-(``exact.py``, ``classify.py``).
+whose item has a current exact check (``exact.ITEM_FIELDS``), ``event_msg`` lines of the
+modelled events (``classify.EVENT_MODELS``), ``world_state`` lines and ``turn_context`` lines —
+and the byte hint that picks one. What does not: what replay does with a decoded line
+(``raw_scan.py``), the dict-based checks they stand in for (``exact.py``, ``classify.py``).
 
 Why: a whole-file replay parses every line, and in CPython the per-line Python work of checking
 a parsed ``dict`` costs as much as parsing it. A msgspec ``Struct`` decoder does the parse, the
@@ -23,7 +23,10 @@ JSON where the two parsers differ:
   :data:`JSON_DEPTH` deep and numbers as finite floats. orjson refuses integers too large for a
   float and nesting deeper than 1024; msgspec's ``Any`` would take both (with a raised
   recursion limit), its floats and bounded unions take neither. Such values are never read;
-* integer fields are bounded to the 64-bit range, where both parsers give the same ``int``.
+* integer fields are bounded to the 64-bit range, where both parsers give the same ``int``;
+* values replay keeps (a world-state ``state``, a turn-context payload) are typed
+  :data:`ExactJsonValue`: the same ``int``/``float``/``str``/``bool``/``None``/``list``/``dict``
+  values orjson builds, or refused (64-bit integers, finite floats, bounded nesting).
 
 Invalid UTF-8, lone surrogates, bad escapes, control characters, ``NaN`` and trailing data are
 refused by both parsers alike (the tests check each).
