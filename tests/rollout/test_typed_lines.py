@@ -176,9 +176,9 @@ def test_the_lines_mini_codex_writes_take_the_typed_path(tmp_path: Path) -> None
     env.pop("OPENAI_API_KEY", None)
     workspace = tmp_path / "work"
     workspace.mkdir()
+    command = [str(cli), "exec", "--model", "scripted:examples/demo.jsonl"]
     subprocess.run(
-        [str(cli), "exec", "--model", "scripted:examples/demo.jsonl", "--cd", str(workspace)]
-        + ["create hello.py and run it"],
+        [*command, "--cd", str(workspace), "create hello.py and run it"],
         cwd=root,
         env=env,
         stdin=subprocess.DEVNULL,
