@@ -100,8 +100,9 @@ class InterAgentEntry:
 class TurnContextEntry:
     """A turn context: the fields the fold reads, and the item built only when it is kept."""
 
-    source: TurnContextItem | dict[str, Any]
-    """The typed item, or its payload proven valid (it validates without coercion)."""
+    source: TurnContextItem | dict[str, Any] | bytes
+    """The typed item, or its payload proven valid (it validates without coercion), or the
+    whole rollout line of such a payload."""
     turn_id: str | None
     model: str | None
     comp_hash: str | None
@@ -115,6 +116,8 @@ class TurnContextEntry:
 
     def context(self) -> TurnContextItem:
         source = self.source
+        if type(source) is bytes:
+            return TurnContextItem.model_validate(orjson.loads(source)["payload"])
         if type(source) is dict:
             return TurnContextItem.model_validate(source)
         return source  # type: ignore[return-value]

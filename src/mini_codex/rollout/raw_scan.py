@@ -189,18 +189,25 @@ def scan_lines(
                         if early_exit and fold.resolved():
                             return _unread(rest, stats)
                         continue
-                elif hint == turn_context_hint:
+                elif hint == turn_context_hint and decode_turn_context is not None:
                     try:
                         context = decode_turn_context(raw).payload
                     except refused:
                         pass
                     else:
-                        if turn_context_exact is not None and turn_context_exact(context):
-                            append_item = None
-                            _add_turn_context(fold, context)
-                            if early_exit and fold.resolved():
-                                return _unread(rest, stats)
-                            continue
+                        append_item = None
+                        fold.turn_context(
+                            TurnContextEntry(
+                                raw,
+                                context.turn_id,
+                                context.model,
+                                context.comp_hash,
+                                context.realtime_active,
+                            )
+                        )
+                        if early_exit and fold.resolved():
+                            return _unread(rest, stats)
+                        continue
                 if not route:
                     try:
                         obj = loads(raw)

@@ -41,6 +41,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import msgspec
 from pydantic import BaseModel
 
+from mini_codex.protocol import TurnContextItem
 from mini_codex.rollout.classify import EVENT_MODELS
 from mini_codex.rollout.exact import ITEM_FIELDS, FieldSpec, exact_field_spec
 
@@ -114,6 +115,26 @@ _EVENT_EXTRAS: dict[str, tuple[str, ...]] = {
 validates), declared so such lines still decode; any other unknown field sends the line to the
 ``orjson`` path."""
 
+_TURN_CONTEXT_EXTRAS = (
+    "active_permission_profile",
+    "approvals_reviewer",
+    "collaboration_mode",
+    "cyber_access_program",
+    "developer_instructions",
+    "disabled_plugin_ids",
+    "file_system_sandbox_policy",
+    "multi_agent_version",
+    "permission_profile",
+    "personality",
+    "root_turn_id",
+    "truncation_policy",
+    "user_instructions",
+    "workspace_roots",
+)
+"""Turn-context fields Codex writes that ``TurnContextItem`` does not model (extras)."""
+_TURN_CONTEXT_READ = frozenset({"turn_id", "model", "comp_hash", "realtime_active"})
+"""The turn-context fields replay reads (``entries.TurnContextEntry``)."""
+
 _ENVELOPE_EXTRAS = ("ordinal", "metadata")
 
 HINT_SLICE = slice(48, 51)
@@ -171,17 +192,18 @@ def _spec_type(types: frozenset[type] | None) -> Any:
 def _struct(
     name: str, tag: str, fields: dict[str, tuple[Any, bool]], extras: tuple[str, ...]
 ) -> type[msgspec.Struct]:
-    """A tagged struct with ``fields`` (msgspec type, required) and the ``extras`` it lacks."""
+    """A struct with ``fields`` (msgspec type, required) and the ``extras`` it lacks, tagged
+    (``"type": tag``) unless ``tag`` is empty."""
     required = [(field, kind) for field, (kind, needed) in fields.items() if needed]
     optional = [(field, kind, None) for field, (kind, needed) in fields.items() if not needed]
     declared = [(field, JsonValue, None) for field in extras if field not in fields]
+    tagging: dict[str, Any] = {"tag_field": "type", "tag": tag} if tag else {}
     return msgspec.defstruct(
         name,
         [*required, *optional, *declared],
-        tag_field="type",
-        tag=tag,
         forbid_unknown_fields=True,
         gc=False,
+        **tagging,
     )
 
 
@@ -194,9 +216,12 @@ def _item_struct(kind: str, fields: dict[str, tuple[Any, bool]]) -> type[msgspec
     return _struct(f"Typed_{kind}", kind, typed, _ITEM_EXTRAS)
 
 
+def _typed_spec(spec: FieldSpec) -> dict[str, tuple[Any, bool]]:
+    return {field: (_spec_type(types), required) for field, (types, required) in spec.items()}
+
+
 def _event_struct(kind: str, spec: FieldSpec) -> type[msgspec.Struct]:
-    typed = {field: (_spec_type(types), required) for field, (types, required) in spec.items()}
-    return _struct(f"Typed_{kind}", kind, typed, _EVENT_EXTRAS.get(kind, ()))
+    return _struct(f"Typed_{kind}", kind, _typed_spec(spec), _EVENT_EXTRAS.get(kind, ()))
 
 
 class TypedDecoders:
@@ -227,11 +252,18 @@ class TypedDecoders:
         self.decode_world_state: Callable[[bytes], Any] = _line_decoder("world_state", state)
         """A ``world_state`` line → a struct with ``payload.full`` and ``payload.state`` (the
         state as ``orjson`` parses it), or raises."""
-        self.decode_turn_context: Callable[[bytes], Any] = _line_decoder(
-            "turn_context", dict[str, ExactJsonValue]
+        context = exact_field_spec(TurnContextItem)
+        self.decode_turn_context: Callable[[bytes], Any] | None = (
+            None
+            if context is None or not _TURN_CONTEXT_READ <= set(context)
+            else _line_decoder(
+                "turn_context",
+                _struct("Typed_turn_context", "", _typed_spec(context), _TURN_CONTEXT_EXTRAS),
+            )
         )
-        """A ``turn_context`` line → a struct with ``payload`` (the payload object as ``orjson``
-        parses it; its exact check is still to do), or raises."""
+        """A ``turn_context`` line whose payload passes the turn context's exact check → a
+        struct with ``payload`` (a struct: ``turn_id``, ``model``, ``comp_hash``,
+        ``realtime_active``…), or raises; None when that check is not a simple one."""
 
 
 def _line_decoder(kind: str, payload: Any) -> Any:
