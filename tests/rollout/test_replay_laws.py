@@ -23,6 +23,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from replay_reference import classified
 
 from mini_codex.errors import RolloutError
 from mini_codex.protocol import ROLLOUT_LINE_ADAPTER, RolloutLine
@@ -409,25 +410,6 @@ def _blocks(data: bytes, cuts: list[int]) -> list[list[bytes]]:
     return blocks
 
 
-def _classified(data: bytes) -> Reconstructed:
-    """The reference the raw loop must equal: strip, parse, ``classify`` and fold each line."""
-    stats = ReadStats()
-    entries = []
-    for raw in reversed(data.splitlines()):
-        line = raw.strip()
-        if not line:
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            stats.lines += 1
-            stats.bad_lines += 1
-            continue
-        if (entry := classify(obj, stats)) is not None:
-            entries.append(entry)
-    return reconstruct_entries(entries, early_exit=False, stats=stats)
-
-
 def _raw(data: bytes, cuts: list[int]) -> Reconstructed:
     stats = ReadStats()
     return reconstruct_lines(_blocks(data, cuts), early_exit=False, stats=stats, count_all=True)
@@ -485,7 +467,7 @@ def test_raw_line_loop_equals_classify_then_fold(
     """The inlined hot loop (``raw_scan``) is ``classify`` + ``Fold.feed``, on any bytes."""
     data = _mutated(plan, seed, mutations, junk)
 
-    raw, reference = _raw(data, cuts), _classified(data)
+    raw, reference = _raw(data, cuts), classified(data)
 
     assert key(raw) == key(reference)
     assert (raw.stats, raw.warnings) == (reference.stats, reference.warnings)

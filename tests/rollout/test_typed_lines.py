@@ -20,14 +20,15 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from replay_reference import classified
 
 from mini_codex.protocol import TurnContextItem
 from mini_codex.rollout import Reconstructed
-from mini_codex.rollout.classify import EVENTS, TURN_CONTEXT_EXACT, classify
+from mini_codex.rollout.classify import EVENTS, TURN_CONTEXT_EXACT
 from mini_codex.rollout.exact import ITEM_CHECKS, ITEM_FIELDS, exact_field_spec
 from mini_codex.rollout.lines import ReadStats
 from mini_codex.rollout.reader import iter_raw_blocks_reverse
-from mini_codex.rollout.replay import reconstruct_entries, reconstruct_lines
+from mini_codex.rollout.replay import reconstruct_lines
 from mini_codex.rollout.typed_lines import (
     DECODE_REFUSED,
     EVENT_HINT,
@@ -108,25 +109,6 @@ def assert_contract(raw: bytes) -> bool:
     return True
 
 
-def reference(data: bytes) -> Reconstructed:
-    """Strip, parse, ``classify`` and fold each line (what the scan must equal)."""
-    stats = ReadStats()
-    entries = []
-    for raw in reversed(data.splitlines()):
-        line = raw.strip()
-        if not line:
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            stats.lines += 1
-            stats.bad_lines += 1
-            continue
-        if (entry := classify(obj, stats)) is not None:
-            entries.append(entry)
-    return reconstruct_entries(entries, early_exit=False, stats=stats)
-
-
 def scanned(data: bytes) -> Reconstructed:
     blocks = [data.splitlines(keepends=True)[::-1]]
     return reconstruct_lines(iter(blocks), early_exit=False, stats=ReadStats(), count_all=True)
@@ -146,7 +128,7 @@ def assert_scan_matches_reference(line: bytes) -> None:
             envelope("event_msg", b'{"type":"task_complete","turn_id":"t1"}'),
         ]
     )
-    got, want = scanned(data), reference(data)
+    got, want = scanned(data), classified(data)
     assert (got.history.to_json(), exact_json(got.world_state)) == (
         want.history.to_json(),
         exact_json(want.world_state),
@@ -389,7 +371,7 @@ def test_a_whole_file_replays_the_same_through_either_path(tmp_path: Path) -> No
     got = reconstruct_lines(
         iter_raw_blocks_reverse(path, 512), early_exit=False, stats=ReadStats(), count_all=True
     )
-    want = reference(data)
+    want = classified(data)
 
     assert (got.history.to_json(), exact_json(got.world_state), got.stats) == (
         want.history.to_json(),
