@@ -135,9 +135,7 @@ def scan_lines(
     hint_at = HINT_SLICE
     item_hint = ITEM_HINT
     event_hint = EVENT_HINT
-    message_struct: Any = next(
-        (struct for struct, kind in decoders.items.items() if kind == "message"), None
-    )
+    message_struct: Any = decoders.message
     struct_events = {struct: EVENT_ACTIONS.get(kind) for struct, kind in decoders.events.items()}
     # ``append_item``: the active segment's ``items.append`` while feeding a valid closer item
     # is just that append (no fold call since: the segment and the base are unchanged).

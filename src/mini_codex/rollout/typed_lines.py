@@ -64,32 +64,26 @@ JSON_DEPTH = 4
 """How deeply a :data:`JsonValue` may nest (arrays and objects)."""
 
 
-def _json_value(depth: int) -> Any:
-    scalar = Union[str, float, bool, None]  # noqa: UP007 - a runtime type expression
-    value: Any = scalar
+def _bounded_json(depth: int, numbers: tuple[Any, ...]) -> Any:
+    """JSON values nested at most ``depth`` deep whose numbers decode as one of ``numbers``."""
+    scalars = (str, *numbers, bool, None)
+    value: Any = Union[scalars]  # noqa: UP007 - a runtime type expression
     for _ in range(depth):
-        value = Union[str, float, bool, None, list[value], dict[str, value]]  # noqa: UP007
+        value = Union[(*scalars, list[value], dict[str, value])]
     return value
 
 
-JsonValue: Any = _json_value(JSON_DEPTH)
+_INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+JsonValue: Any = _bounded_json(JSON_DEPTH, (float,))
 """Any JSON value nested at most :data:`JSON_DEPTH` deep, numbers as finite floats (a value
 only checked, never read)."""
-
-_INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
 EXACT_DEPTH = 6
 """How deeply an :data:`ExactJsonValue` may nest."""
 
 
-def _exact_json_value(depth: int) -> Any:
-    value: Any = Union[str, _INT64, float, bool, None]  # noqa: UP007
-    for _ in range(depth):
-        value = Union[str, _INT64, float, bool, None, list[value], dict[str, value]]  # noqa: UP007
-    return value
-
-
-ExactJsonValue: Any = _exact_json_value(EXACT_DEPTH)
+ExactJsonValue: Any = _bounded_json(EXACT_DEPTH, (_INT64, float))
 """A JSON value that is read: decoded to exactly what ``orjson.loads`` gives (integers within
 64 bits, where orjson gives an ``int`` too; finite floats, parsed to the same double; nesting at
 most :data:`EXACT_DEPTH` deep). Anything else is refused."""
@@ -160,10 +154,8 @@ def _annotation_type(annotation: Any) -> Any:
     origin = get_origin(annotation)
     if origin is list:
         (member,) = get_args(annotation)
-        if member is Any or (get_origin(member) is dict and get_args(member)[1] is Any):
-            return list[dict[str, JsonValue]] if member is not Any else list[JsonValue]
-        # Typed members (message content parts): checked as objects, then by ``content_facts``.
-        return list[dict[str, JsonValue]]
+        # Objects (typed ones, like message content parts, are checked by ``content_facts``).
+        return list[JsonValue] if member is Any else list[dict[str, JsonValue]]
     if origin is dict:
         return dict[str, JsonValue]
     options = get_args(annotation)
@@ -232,6 +224,10 @@ class TypedDecoders:
             _item_struct(kind, fields): kind for kind, fields in ITEM_FIELDS.items()
         }
         """Item struct → item ``type``."""
+        self.message: type[msgspec.Struct] | None = next(
+            (struct for struct, kind in self.items.items() if kind == "message"), None
+        )
+        """The ``message`` item struct (its parts go through ``classify.content_facts``)."""
         self.events: dict[type[msgspec.Struct], str] = {}
         """Event struct → event ``type``."""
         for kind, model in event_models.items():
