@@ -50,6 +50,7 @@ from mini_codex.models.base import (
     Prompt,
     ReasoningSummaryDelta,
     TokenUsage,
+    json_schema_format,
 )
 from mini_codex.models.errors import InvalidRequest, ProviderError, stream_closed_early
 from mini_codex.models.openai_sdk import (
@@ -384,6 +385,10 @@ class ChatCompletionsClient(OpenAISdkClient):
         if tools:
             body["tools"] = tools
             body["parallel_tool_calls"] = prompt.parallel_tool_calls
+        if prompt.output_schema is not None:
+            format_ = json_schema_format(prompt.output_schema)
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                key: value for key, value in format_.items() if key != "type"}}  # fmt: skip
         return body
 
     async def _create(self, prompt: Prompt) -> Any:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -121,6 +122,8 @@ class SessionOptions:
     ``bearer_token_env_var`` and ``env_vars``); ``cli/`` passes ``os.environ``."""
     mcp_factory: ClientFactory | None = None
     """Opens MCP clients (tests pass in-process servers); default: stdio / streamable HTTP."""
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema every turn's final message must match (``exec --output-schema``)."""
 
 
 def _sandbox_from_config(config: Config) -> SandboxPolicy:
@@ -317,7 +320,9 @@ class Session:
     def turn_active(self) -> bool:
         return self._active is not None
 
-    def new_turn_context(self, turn_id: str | None = None) -> TurnContext:
+    def new_turn_context(
+        self, turn_id: str | None = None, output_schema: dict[str, Any] | None = None
+    ) -> TurnContext:
         now = self.options.clock()
         session_ctx = SessionContext(
             session_id=self.session_id,
@@ -339,18 +344,25 @@ class Session:
             environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
             reasoning_effort=self.config.model_reasoning_effort,
             reasoning_summary=self.config.model_reasoning_summary,
+            output_schema=output_schema or self.options.output_schema,
         )
 
-    async def run_turn(self, text: str | Sequence[ResponseItem]) -> str | None:
+    async def run_turn(
+        self,
+        text: str | Sequence[ResponseItem],
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> str | None:
         """Run one user turn to completion; returns the last agent message.
 
         Turns run one at a time: while another turn runs (or is finishing), this waits for it.
+        ``output_schema`` (a JSON Schema) is sent with this turn's requests.
         """
         while self._turn_done is not None and self._active is not None:
             await self._turn_done.wait()
         if self._closing:
             raise MiniCodexError("the session is shutting down")
-        return await self._run_turn(*self._claim_turn(text))
+        return await self._run_turn(*self._claim_turn(text), output_schema=output_schema)
 
     def _claim_turn(
         self, text: str | Sequence[ResponseItem]
@@ -369,13 +381,17 @@ class Session:
         return scope, items, self._active_turn_id
 
     async def _run_turn(
-        self, scope: anyio.CancelScope, items: list[ResponseItem], turn_id: str
+        self,
+        scope: anyio.CancelScope,
+        items: list[ResponseItem],
+        turn_id: str,
+        output_schema: dict[str, Any] | None = None,
     ) -> str | None:
         done = self._turn_done
         assert done is not None
         interrupted = True
         try:
-            turn = self.new_turn_context(turn_id)
+            turn = self.new_turn_context(turn_id, output_schema)
             env = TurnEnv(
                 services=self.services,
                 client=self.options.client,

@@ -90,6 +90,9 @@ class ToolOutput:
 
     text: str
     success: bool | None = None
+    details: Mapping[str, Any] | None = None
+    """Structured facts for front ends (never shown to the model): a command's ``exit_code``
+    and ``output``, an MCP call's ``result``; see ``runtime/exec_events.py``."""
 
     @classmethod
     def failure(cls, text: str) -> ToolOutput:
