@@ -121,6 +121,9 @@ class Config(_Section):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     mcp_optional_startup_grace_ms: int = Field(default=1000, ge=0)
     """How long a step capture waits, once per connection set, for optional MCP servers."""
+    profile: str | None = None
+    """The ``[profiles.NAME]`` table laid over the top-level keys (``--profile`` wins)."""
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def unknown_keys(self) -> list[str]:
         """Dotted names of keys this version does not know (reported, not fatal)."""
@@ -189,12 +192,43 @@ def _deep_copy(data: dict[str, Any]) -> dict[str, Any]:
     return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in data.items()}
 
 
+def _merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in layer.items():
+        old = merged.get(key)
+        both_tables = isinstance(old, dict) and isinstance(value, dict)
+        merged[key] = _merge(old, value) if both_tables else value  # type: ignore[arg-type]
+    return merged
+
+
+def with_profile(
+    data: dict[str, Any], name: str | None, *, source: str = "config.toml"
+) -> dict[str, Any]:
+    """``data`` with the ``[profiles.NAME]`` table merged over it (Codex's ``--profile``)."""
+    if name is None:
+        return data
+    profiles = data.get("profiles") or {}
+    table = profiles.get(name) if isinstance(profiles, dict) else None
+    if not isinstance(table, dict):
+        known = ", ".join(sorted(profiles)) if isinstance(profiles, dict) else ""
+        raise ConfigError(f"{source}: profile {name!r} not found (known: {known or 'none'})")
+    return {**_merge(data, table), "profile": name}
+
+
 def load_config(
-    text: str | None, overrides: list[str] | None = None, *, source: str = "config.toml"
+    text: str | None,
+    overrides: list[str] | None = None,
+    *,
+    source: str = "config.toml",
+    profile: str | None = None,
 ) -> Config:
-    """Build the effective config from file text (or None) and ``-c`` overrides."""
+    """Build the effective config from file text (or None), the selected profile (``profile``,
+    else the ``profile`` key) and ``-c`` overrides, in that order of precedence (last wins)."""
     data = parse_toml(text, source=source) if text is not None else {}
-    data = apply_overrides(data, overrides or [])
+    chosen = profile or apply_overrides(data, overrides or []).get("profile")
+    if chosen is not None and not isinstance(chosen, str):
+        raise ConfigError(f"{source}: profile: expected a string")
+    data = apply_overrides(with_profile(data, chosen, source=source), overrides or [])
     try:
         return Config.model_validate(data)
     except ValidationError as exc:

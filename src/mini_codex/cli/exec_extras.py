@@ -45,6 +45,7 @@ class ExecExtras:
     output_schema: dict[str, Any] | None = None
     ephemeral: bool = False
     images: tuple[Path, ...] = field(default=())
+    profile: str | None = None
 
 
 def json_format(as_json: bool, json_events: str | None) -> JsonFormat | None:

@@ -82,6 +82,9 @@ SkipGitOpt = Annotated[
     bool,
     typer.Option("--skip-git-repo-check", help="Accepted for Codex compatibility (no check)."),
 ]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", "-p", help="Use the [profiles.NAME] table of config.")
+]
 ImageOpt = Annotated[
     list[Path] | None,
     typer.Option("--image", "-i", help="Attach an image FILE to the prompt (repeatable)."),
@@ -198,7 +201,7 @@ def run_session(
     extras: ExecExtras | None = None,
 ) -> int:
     home = mini_codex_home()
-    config = load_effective_config(home, overrides)
+    config = load_effective_config(home, overrides, profile=extras.profile if extras else None)
     model_name = model or config.model
     from mini_codex.runtime.session import Session, SessionOptions
 
@@ -316,6 +319,7 @@ def exec_command(
     ephemeral: EphemeralOpt = False,
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
+    profile: ProfileOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
 
@@ -326,6 +330,7 @@ def exec_command(
             output_schema=load_output_schema(output_schema),
             ephemeral=ephemeral,
             images=tuple(image or ()),
+            profile=profile,
         )
         return run_session(
             read_prompt(prompt, sys.stdin, sys.stderr),
@@ -358,6 +363,7 @@ def resume_command(
     output_schema: SchemaOpt = None,
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
+    profile: ProfileOpt = None,
 ) -> None:
     """Continue a recorded session with a new task."""
 
@@ -375,6 +381,7 @@ def resume_command(
             output_last_message=output_last_message,
             output_schema=load_output_schema(output_schema),
             images=tuple(image or ()),
+            profile=profile,
         )
         return run_session(
             read_prompt(text, sys.stdin, sys.stderr),

@@ -10,6 +10,7 @@ propagates and no ``StepContext`` exists).
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -62,6 +63,8 @@ class StepServices:
     """The session's MCP runtime; None means no MCP servers (every step gets an empty binding)."""
     on_warning: Callable[[str], None] | None = None
     """Told about MCP servers omitted from a step (once per connection set)."""
+    user_instructions: str | None = None
+    """The global ``$MINI_CODEX_HOME/AGENTS.md`` text, placed before the project docs."""
 
 
 async def _phase(services: StepServices, name: str) -> None:
@@ -95,7 +98,12 @@ async def capture_step(
 
     await _phase(services, "agents_md")
     agents_md: LoadedAgentsMd = await anyio.to_thread.run_sync(
-        services.agents_md.get, turn.cwd, services.agents_md_config
+        functools.partial(
+            services.agents_md.get,
+            turn.cwd,
+            services.agents_md_config,
+            user_instructions=services.user_instructions,
+        )
     )
 
     await _phase(services, "sandbox")

@@ -87,6 +87,19 @@ def default_tools(config: Config, *, freeform_apply_patch: bool = False) -> list
     ]
 
 
+def global_agents_md(home: Path) -> str | None:
+    """``$MINI_CODEX_HOME/AGENTS.override.md``, else ``AGENTS.md`` (Codex's ``~/.codex`` files):
+    read once per session; blank or unreadable files count as absent."""
+    for name in ("AGENTS.override.md", "AGENTS.md"):
+        try:
+            text = (home / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if text.strip():
+            return text.strip()
+    return None
+
+
 def _local_now() -> datetime:
     return datetime.now().astimezone()
 
@@ -173,6 +186,7 @@ class Session:
             render_cap=options.config.workspace.render_cap,
             probe=options.capture_probe,
             on_warning=lambda message: self._emit(WarningEvent(message=message)),
+            user_instructions=global_agents_md(options.home),
         )
         self.mcp: McpRuntime | None = None
         self._retry = RetryPolicy(
