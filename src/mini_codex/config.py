@@ -221,6 +221,7 @@ def load_config(
     *,
     source: str = "config.toml",
     profile: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Config:
     """Build the effective config from file text (or None), the selected profile (``profile``,
     else the ``profile`` key) and ``-c`` overrides, in that order of precedence (last wins)."""
@@ -229,6 +230,8 @@ def load_config(
     if chosen is not None and not isinstance(chosen, str):
         raise ConfigError(f"{source}: profile: expected a string")
     data = apply_overrides(with_profile(data, chosen, source=source), overrides or [])
+    if extra:
+        data = _merge(data, extra)  # values given in code (the SDK's config overrides) win
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
