@@ -154,6 +154,7 @@ def test_exec_runs_the_scripted_loop_offline_with_json_events_and_a_request_trac
         "shell",
         "apply_patch",
         "update_plan",
+        "view_image",
     ]
     assert requests[1]["input"][-1] == {
         "type": "message",

@@ -212,6 +212,7 @@ def run_session(
         raise MiniCodexError(f"--cd {cwd}: not a directory")
     # Everything that can be refused is checked before anything is created or opened.
     policy = _sandbox(sandbox, config)
+    user_input = turn_input(prompt, extras.images if extras else ())
     client = _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
@@ -245,7 +246,7 @@ def run_session(
         try:
             async with Session.open(options) as session, anyio.create_task_group() as tg:
                 tg.start_soon(_interrupt_on_signal, session, interrupted)
-                await session.run_turn(turn_input(prompt, extras.images))
+                await session.run_turn(user_input)
                 tg.cancel_scope.cancel()
         finally:
             await client.aclose()

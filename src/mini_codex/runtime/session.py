@@ -55,6 +55,7 @@ from mini_codex.runtime.turn import TurnEnv, TurnState, run_turn
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.shell import ShellTool
 from mini_codex.tools.update_plan import UpdatePlanTool
+from mini_codex.tools.view_image import ViewImageTool
 from mini_codex.world_state import WorldStateExtension, WorldStateSnapshot
 
 
@@ -84,6 +85,7 @@ def default_tools(config: Config, *, freeform_apply_patch: bool = False) -> list
         RegisteredTool(ShellTool(default_timeout_ms=config.shell_timeout_ms)),
         RegisteredTool(ApplyPatchTool(freeform=freeform_apply_patch)),
         RegisteredTool(UpdatePlanTool()),
+        RegisteredTool(ViewImageTool()),
     ]
 
 
