@@ -98,6 +98,33 @@ class McpServerConfig(_Section):
         return "stdio" if self.command is not None else "streamable_http"
 
 
+class HookCommand(_Section):
+    """One command hook: a shell command given the event's JSON on stdin."""
+
+    type: Literal["command"] = "command"
+    command: str
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds before the command is killed (the hook then counts as failed, never fatal)."""
+
+
+class HookMatcher(_Section):
+    """Hooks for the tools whose name matches ``matcher`` (a regex; empty or None: every tool)."""
+
+    matcher: str | None = None
+    hooks: tuple[HookCommand, ...] = ()
+
+
+class HooksConfig(_Section):
+    """``[hooks]``: Codex's (Claude-Code-shaped) command hooks, by event name."""
+
+    SessionStart: tuple[HookMatcher, ...] = ()
+    PreToolUse: tuple[HookMatcher, ...] = ()
+    """May deny a call: exit code 2 (reason on stderr), or stdout JSON with
+    ``hookSpecificOutput.permissionDecision = "deny"`` / ``decision = "block"`` and a reason."""
+    PostToolUse: tuple[HookMatcher, ...] = ()
+    Stop: tuple[HookMatcher, ...] = ()
+
+
 class Config(_Section):
     """The effective configuration (file + overrides)."""
 
@@ -121,6 +148,9 @@ class Config(_Section):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     mcp_optional_startup_grace_ms: int = Field(default=1000, ge=0)
     """How long a step capture waits, once per connection set, for optional MCP servers."""
+    notify: tuple[str, ...] | None = None
+    """Argv run when a turn completes, with Codex's ``agent-turn-complete`` JSON appended."""
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
     profile: str | None = None
     """The ``[profiles.NAME]`` table laid over the top-level keys (``--profile`` wins)."""
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)

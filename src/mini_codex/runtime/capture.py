@@ -65,6 +65,8 @@ class StepServices:
     """Told about MCP servers omitted from a step (once per connection set)."""
     user_instructions: str | None = None
     """The global ``$MINI_CODEX_HOME/AGENTS.md`` text, placed before the project docs."""
+    wrap_tool: Callable[[RegisteredTool], RegisteredTool] | None = None
+    """Applied to every tool of a step (the session's ``PreToolUse``/``PostToolUse`` hooks)."""
 
 
 async def _phase(services: StepServices, name: str) -> None:
@@ -124,7 +126,10 @@ async def capture_step(
             services.on_warning(notice)
 
     await _phase(services, "tools")
-    router = ToolRouter.build([*services.tools, *mcp_registered_tools(mcp)])
+    registered = [*services.tools, *mcp_registered_tools(mcp)]
+    if services.wrap_tool is not None:
+        registered = [services.wrap_tool(entry) for entry in registered]
+    router = ToolRouter.build(registered)
 
     return StepContext(
         turn=turn,

@@ -40,7 +40,7 @@ from mini_codex.mcp.errors import McpError
 from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.retry import RetryPolicy
-from mini_codex.protocol import ResponseItem, SessionMeta, user_message
+from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
 from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
@@ -49,6 +49,7 @@ from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
 from mini_codex.rollout.resume import load_resume_state
 from mini_codex.runtime.capture import CaptureProbe, StepServices
 from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
+from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.runtime.turn import TurnEnv, TurnState, run_turn
@@ -175,6 +176,15 @@ class Session:
         self.recording = Recording(self.history, None, self._emit)
         self.state = TurnState(self.recording, checkpoint=self._maybe_checkpoint)
         tools = options.tools if options.tools is not None else default_tools(options.config)
+        self.hooks = Hooks(
+            options.config.hooks,
+            options.config.notify,
+            cwd=self.cwd,
+            env=options.env,
+            shell=options.shell,
+            session_id=lambda: self.session_id,
+            on_warning=lambda message: self._emit(WarningEvent(message=message)),
+        )
         self.services = StepServices(
             scanner=WorkspaceScanner(self.cwd),
             agents_md=AgentsMdCache(),
@@ -189,6 +199,7 @@ class Session:
             probe=options.capture_probe,
             on_warning=lambda message: self._emit(WarningEvent(message=message)),
             user_instructions=global_agents_md(options.home),
+            wrap_tool=self.hooks.wrap if self.hooks.wraps_tools else None,
         )
         self.mcp: McpRuntime | None = None
         self._retry = RetryPolicy(
@@ -287,6 +298,7 @@ class Session:
                 resumed=resumed,
             )
         )
+        await self.hooks.session_start("resume" if resumed else "startup")
 
     def _restore(self, path: Path) -> None:
         state = load_resume_state(path)
@@ -417,6 +429,8 @@ class Session:
             with scope:
                 result = await run_turn(self.state, turn, items, env)
                 interrupted = False
+                texts = [message_text(i) for i in items if isinstance(i, Message)]
+                await self.hooks.turn_ended(turn_id, texts, result, self._tg)
                 return result
             return None  # interrupted
         finally:
