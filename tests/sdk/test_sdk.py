@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import mini_codex
+from mini_codex.protocol import Message, message_text
 from mini_codex.protocol.exec_events import (
     AgentMessageItem,
     CommandExecutionItem,
@@ -26,6 +27,7 @@ from mini_codex.protocol.exec_events import (
 )
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.sdk import Codex, CodexError, Turn
+from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant
 
 REPO = Path(__file__).parents[2]
 sys.path[:0] = [str(REPO / "tests" / "models")]
@@ -184,18 +186,21 @@ def user_messages(path: Path) -> list[str]:
 async def test_resume_thread_continues_our_thread(tmp_path: Path) -> None:
     work = work_dir(tmp_path)
     first = [{"output": [{"type": "message", "content": "one"}]}]
-    codex = codex_for(tmp_path, first)
-    thread = codex.start_thread(working_directory=work)
+    thread = codex_for(tmp_path, first).start_thread(working_directory=work)
     await thread.run("first task")
     assert thread.id is not None
-    write_script(tmp_path / "script.jsonl", [{"output": [{"type": "message", "content": "two"}]}])
+    # A new Codex (as in a new process), with a model whose prompts we can read.
+    model = ScriptedModel([ScriptedResponse([assistant("two")])])
+    codex = Codex(home=tmp_path / "home", model_client=model)
     again = codex.resume_thread(thread.id[:13])
+    assert (again.id, again.rollout_path) == (thread.id, thread.rollout_path)
     turn = await again.run("second task")
-    assert (turn.final_response, again.id, again.rollout_path) == (
-        "two",
-        thread.id,
-        thread.rollout_path,
-    )
+    assert turn.final_response == "two"
+    (prompt,) = model.prompts
+    texts = [message_text(item) for item in prompt.input if isinstance(item, Message)]
+    # The history of the first turn, then the new input (a model-switch note may sit between).
+    assert texts[-1] == "second task"
+    assert texts.index("first task") < texts.index("one") < len(texts) - 1
     assert thread.rollout_path is not None
     assert user_messages(thread.rollout_path) == ["first task", "second task"]
 

@@ -33,7 +33,9 @@ class Codex:
     ``api_key`` / ``base_url`` configure the OpenAI provider (the ``openai`` SDK falls back to its
     own ``OPENAI_API_KEY``). ``codex_home`` (default ``~/.codex``) is searched by
     ``resume_thread`` for Codex CLI sessions. ``env`` is the environment of the agent's
-    commands.
+    commands. ``model_client`` (e.g. a ``mini_codex.testing.ScriptedModel``) serves every run
+    instead of a client built from the config; its owner closes it. A ``scripted:PATH`` model is
+    loaded once per ``Codex``, so successive runs continue the same script.
     """
 
     def __init__(
@@ -44,6 +46,7 @@ class Codex:
         base_url: str | None = None,
         codex_home: str | Path | None = None,
         env: Mapping[str, str] | None = None,
+        model_client: ModelClient | None = None,
         **config_overrides: Any,
     ) -> None:
         self.home = Path(home).expanduser() if home is not None else Path.home() / ".mini-codex"
@@ -52,6 +55,8 @@ class Codex:
         )
         self._connection = _Connection(api_key, base_url)
         self._overrides = dict(config_overrides)
+        self._model_client = model_client
+        self._scripted: dict[str, ModelClient] = {}
         self.env: Mapping[str, str] = dict(env or {})
         """The environment of the agent's commands (the SDK does not read ``os.environ``; pass
         e.g. ``{"PATH": ...}``; empty means the shell's defaults)."""
@@ -68,7 +73,17 @@ class Codex:
         except (OSError, MiniCodexError) as exc:
             raise CodexError(str(exc)) from None
 
-    def model_client(self, model: str, config: Config) -> ModelClient:
+    def model_client(self, model: str, config: Config) -> tuple[ModelClient, bool]:
+        """The client for ``model`` and whether the caller owns (closes) it."""
+        if self._model_client is not None:
+            return self._model_client, False
+        if model.startswith("scripted:"):
+            if model not in self._scripted:
+                self._scripted[model] = self._new_client(model, config)
+            return self._scripted[model], False
+        return self._new_client(model, config), True
+
+    def _new_client(self, model: str, config: Config) -> ModelClient:
         """The client for ``model`` (``scripted:PATH`` runs a script file offline)."""
         try:
             name = config.model_provider

@@ -205,7 +205,7 @@ class Thread:
                     sandbox_mode=options.sandbox_mode, approval_policy=options.approval_policy
                 )
                 model = options.model or config.model
-                client = codex.model_client(model, config)
+                client, owned = codex.model_client(model, config)
             except CodexError as exc:
                 outcome.error = str(exc)
                 return
@@ -227,5 +227,6 @@ class Thread:
             except MiniCodexError as exc:
                 outcome.error = str(exc)
             finally:
-                with anyio.CancelScope(shield=True):
-                    await client.aclose()
+                if owned:
+                    with anyio.CancelScope(shield=True):
+                        await client.aclose()
