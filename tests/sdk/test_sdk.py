@@ -124,10 +124,24 @@ def exec_json_lines(tmp_path: Path, script: str, work: Path) -> list[dict[str, A
         "MINI_CODEX_HOME": str(tmp_path / "cli-home"),
     }
     done = subprocess.run(
-        [MINI_CODEX, "exec", "--json", "--model", script, "-s", "danger-full-access",
-         "-C", str(work), "go"],
-        capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            MINI_CODEX,
+            "exec",
+            "--json",
+            "--model",
+            script,
+            "-s",
+            "danger-full-access",
+            "-C",
+            str(work),
+            "go",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 
@@ -206,8 +220,14 @@ async def test_resume_thread_continues_our_thread(tmp_path: Path) -> None:
 
 
 async def test_resume_thread_of_a_codex_cli_rollout_copies_it_first(tmp_path: Path) -> None:
-    source = REPO / "tests" / "fixtures" / "rollouts" / "codex" / (
-        "codex-exec-0.169.0-2026-11-local-fake-server-exec-command-20-steps.jsonl")  # fmt: skip
+    source = (
+        REPO
+        / "tests"
+        / "fixtures"
+        / "rollouts"
+        / "codex"
+        / ("codex-exec-0.169.0-2026-11-local-fake-server-exec-command-20-steps.jsonl")
+    )
     codex_home = tmp_path / "codex-home"
     day = codex_home / "sessions" / "2026" / "11" / "29"
     day.mkdir(parents=True)
@@ -215,12 +235,21 @@ async def test_resume_thread_of_a_codex_cli_rollout_copies_it_first(tmp_path: Pa
     shutil.copyfile(source, copy)
     before = copy.read_bytes()
     work = work_dir(tmp_path)
-    message = {"type": "message", "id": "msg_1", "role": "assistant",
-               "content": [{"type": "output_text", "text": "resumed"}]}  # fmt: skip
+    message = {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "resumed"}],
+    }
     reply = fake.sse_reply(fake.responses_events([message], usage=fake.usage(10, 2)))
     with fake.serve([reply]) as server:
-        codex = Codex(home=tmp_path / "home", api_key="sk-local", base_url=server.url,
-                      codex_home=codex_home, model="gpt-5.1-codex")  # fmt: skip
+        codex = Codex(
+            home=tmp_path / "home",
+            api_key="sk-local",
+            base_url=server.url,
+            codex_home=codex_home,
+            model="gpt-5.1-codex",
+        )
         thread = codex.resume_thread("01a228ca-5f9c", working_directory=work)
         assert thread.id == "01a228ca-5f9c-7353-9ff4-83a8bc52a40e"
         turn = await thread.run("continue")
@@ -261,3 +290,36 @@ async def test_setup_errors_are_codex_errors_too(tmp_path: Path) -> None:
         await thread.run("hello")
     with pytest.raises(CodexError, match="no thread or rollout file matches 'nope'"):
         Codex(home=tmp_path / "home").resume_thread("nope")
+
+
+async def test_leaving_run_streamed_early_interrupts_the_turn(tmp_path: Path) -> None:
+    work = work_dir(tmp_path)
+    slow = [
+        {
+            "output": [
+                {
+                    "type": "function_call",
+                    "name": "shell",
+                    "arguments": {"command": "sleep 3; touch late.txt"},
+                }
+            ]
+        },
+        {"output": [{"type": "message", "content": "never"}]},
+    ]
+    thread = codex_for(tmp_path, slow).start_thread(working_directory=work)
+    streamed = await thread.run_streamed("go")
+    seen = []
+    async for event in streamed.events:
+        seen.append(event.type)
+        if event.type == "item.started":
+            break
+    await streamed.events.aclose()
+    assert seen == ["thread.started", "turn.started", "item.started"]
+    assert not (work / "late.txt").exists()
+    assert thread.rollout_path is not None
+    kinds = [
+        getattr(getattr(line, "payload", None), "type", None)
+        for line in read_rollout(thread.rollout_path).lines
+    ]
+    assert "turn_aborted" in kinds
+    assert "task_complete" not in kinds

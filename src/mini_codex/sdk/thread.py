@@ -9,7 +9,7 @@ one ``ExecEventMapper`` that ``exec --json`` uses.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -35,6 +35,7 @@ from mini_codex.runtime.output_schema import check_schema, final_message_error
 from mini_codex.tools.images import image_data_url
 
 if TYPE_CHECKING:
+    from mini_codex.runtime.session import Session
     from mini_codex.sdk.codex import Codex
 
 __all__ = ["CodexError", "Input", "StreamedTurn", "Thread", "ThreadOptions", "Turn"]
@@ -68,7 +69,8 @@ class Turn:
 class StreamedTurn:
     """``events`` async-iterates the turn's exec events (the ``exec --json`` objects)."""
 
-    events: AsyncIterator[ExecEvent]
+    events: AsyncGenerator[ExecEvent, None]
+    """Leaving the iteration early (``break`` + ``aclose()``) interrupts the turn."""
 
 
 def _turn_input(value: Input) -> str | list[ResponseItem]:
@@ -108,6 +110,8 @@ class Thread:
         self._options = options
         self._rollout = rollout
         self._id = thread_id
+        self._session: Session | None = None
+        """The session of the running turn (so leaving ``run_streamed`` early can interrupt)."""
 
     @property
     def id(self) -> str | None:
@@ -170,16 +174,28 @@ class Thread:
 
     async def _events(
         self, turn_input: str | list[ResponseItem], output_schema: dict[str, Any] | None
-    ) -> AsyncIterator[ExecEvent]:
+    ) -> AsyncGenerator[ExecEvent, None]:
         send, receive = anyio.create_memory_object_stream[ExecEvent](math.inf)
         outcome = _Outcome()
+        closed = False
         async with anyio.create_task_group() as group:
             group.start_soon(self._drive, turn_input, output_schema, send, outcome)
             async with receive:
                 async for event in receive:
                     if isinstance(event, ThreadStarted):
                         self._id = event.thread_id
-                    yield event
+                    try:
+                        yield event
+                    except GeneratorExit:  # the consumer stopped early: interrupt the turn
+                        closed = True
+                        session = self._session
+                        if session is not None and session.turn_active:
+                            session.interrupt()  # aborted outputs and turn_aborted are recorded
+                        else:
+                            group.cancel_scope.cancel()
+                        break
+        if closed:
+            return
         if outcome.error is not None:
             raise CodexError(outcome.error)
 
@@ -196,7 +212,10 @@ class Thread:
 
         def on_event(event: Any) -> None:
             for exec_event in mapper.feed(event):
-                send.send_nowait(exec_event)
+                try:
+                    send.send_nowait(exec_event)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return  # the consumer stopped listening; the turn is being cancelled
 
         async with send:
             try:
@@ -223,10 +242,12 @@ class Thread:
                 async with Session.open(session_options) as session:
                     self._rollout = session.rollout_path
                     self._id = session.session_id
+                    self._session = session
                     await session.run_turn(turn_input, output_schema=output_schema)
             except MiniCodexError as exc:
                 outcome.error = str(exc)
             finally:
+                self._session = None
                 if owned:
                     with anyio.CancelScope(shield=True):
                         await client.aclose()
