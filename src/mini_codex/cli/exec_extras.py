@@ -7,12 +7,12 @@ from __future__ import annotations
 import io
 import os
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Annotated, Any, Literal, TextIO
 
 import orjson
+import typer
 
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol import InputImage, InputText, Message, ResponseItem
@@ -22,9 +22,16 @@ from mini_codex.runtime.output_schema import check_schema, final_message_error
 from mini_codex.tools.images import image_data_url
 
 __all__ = [
+    "EphemeralOpt",
     "ExecExtras",
     "ExecJsonOutput",
+    "ImageOpt",
+    "JsonEventsOpt",
     "JsonFormat",
+    "LastMessageOpt",
+    "ProfileOpt",
+    "SchemaOpt",
+    "SkipGitOpt",
     "json_format",
     "load_output_schema",
     "read_prompt",
@@ -33,6 +40,36 @@ __all__ = [
 ]
 
 JsonFormat = Literal["codex", "mini-codex"]
+
+JsonEventsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--json-events",
+        help="JSON lines of 'codex' exec events (as --json) or 'mini-codex' session events.",
+    ),
+]
+LastMessageOpt = Annotated[
+    Path | None,
+    typer.Option("--output-last-message", "-o", help="Write the final agent message to FILE."),
+]
+SchemaOpt = Annotated[
+    Path | None,
+    typer.Option("--output-schema", help="JSON Schema FILE the final message must match."),
+]
+EphemeralOpt = Annotated[
+    bool, typer.Option("--ephemeral", help="Do not write a rollout for this session.")
+]
+SkipGitOpt = Annotated[
+    bool,
+    typer.Option("--skip-git-repo-check", help="Accepted for Codex compatibility (no check)."),
+]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", "-p", help="Use the [profiles.NAME] table of config.")
+]
+ImageOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--image", "-i", help="Attach an image FILE to the prompt (repeatable)."),
+]
 
 
 @dataclass(frozen=True)
@@ -131,12 +168,18 @@ class ExecJsonOutput:
                 self.stdout.write(orjson.dumps(exec_event.to_json()).decode() + "\n")
                 self.stdout.flush()
 
+    def finish(self, extras: ExecExtras, err: TextIO) -> int:
+        """``-o`` and the ``--output-schema`` check after the turn; 1 when the message fails it."""
+        if extras.output_last_message is not None and self.mapper.failed is None:
+            write_last_message(extras.output_last_message, self.mapper.final_message, err)
+        problem = self.schema_error(extras.output_schema)
+        if problem is not None:
+            err.write(f"error: {problem}\n")
+            return 1
+        return 0
+
     def schema_error(self, schema: dict[str, Any] | None) -> str | None:
         """Why the final message fails ``schema`` (None when it matches, or nothing to check)."""
         if schema is None or self.mapper.failed is not None:
             return None
         return final_message_error(self.mapper.final_message, schema)
-
-
-def stderr() -> TextIO:
-    return sys.stderr

@@ -23,13 +23,19 @@ from mini_codex.cli.env import (
     user_shell,
 )
 from mini_codex.cli.exec_extras import (
+    EphemeralOpt,
     ExecExtras,
     ExecJsonOutput,
+    ImageOpt,
+    JsonEventsOpt,
+    LastMessageOpt,
+    ProfileOpt,
+    SchemaOpt,
+    SkipGitOpt,
     json_format,
     load_output_schema,
     read_prompt,
     turn_input,
-    write_last_message,
 )
 from mini_codex.cli.render import render_event
 from mini_codex.config import Config
@@ -59,35 +65,6 @@ SandboxOpt = Annotated[
 ]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print Codex's exec events as JSON lines on stdout.")
-]
-JsonEventsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--json-events",
-        help="JSON lines of 'codex' exec events (as --json) or 'mini-codex' session events.",
-    ),
-]
-LastMessageOpt = Annotated[
-    Path | None,
-    typer.Option("--output-last-message", "-o", help="Write the final agent message to FILE."),
-]
-SchemaOpt = Annotated[
-    Path | None,
-    typer.Option("--output-schema", help="JSON Schema FILE the final message must match."),
-]
-EphemeralOpt = Annotated[
-    bool, typer.Option("--ephemeral", help="Do not write a rollout for this session.")
-]
-SkipGitOpt = Annotated[
-    bool,
-    typer.Option("--skip-git-repo-check", help="Accepted for Codex compatibility (no check)."),
-]
-ProfileOpt = Annotated[
-    str | None, typer.Option("--profile", "-p", help="Use the [profiles.NAME] table of config.")
-]
-ImageOpt = Annotated[
-    list[Path] | None,
-    typer.Option("--image", "-i", help="Attach an image FILE to the prompt (repeatable)."),
 ]
 TraceOpt = Annotated[
     Path | None,
@@ -258,19 +235,7 @@ def run_session(
             trace.close()
     if interrupted:
         return 128 + interrupted[0]
-    return _finish(output, extras) or (1 if output.errors else 0)
-
-
-def _finish(output: _Output, extras: ExecExtras) -> int:
-    """``-o`` and the ``--output-schema`` check after a turn; 1 when the final message fails it."""
-    mapper = output.exec_json.mapper
-    if extras.output_last_message is not None and mapper.failed is None:
-        write_last_message(extras.output_last_message, mapper.final_message, sys.stderr)
-    problem = output.exec_json.schema_error(extras.output_schema)
-    if problem is not None:
-        typer.echo(f"error: {problem}", err=True)
-        return 1
-    return 0
+    return output.exec_json.finish(extras, sys.stderr) or (1 if output.errors else 0)
 
 
 async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
