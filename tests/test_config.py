@@ -69,5 +69,7 @@ def test_bad_config_is_a_clear_error(text: str | None, overrides: list[str], mes
 
 
 def test_unknown_keys_are_reported_not_fatal() -> None:
-    config = load_config('notify = ["x"]\n[model_providers.p]\nmystery = 1\n')
-    assert config.unknown_keys() == ["notify", "model_providers.p.mystery"]
+    config = load_config('file_opener = "x"\n[model_providers.p]\nmystery = 1\n')
+    assert config.unknown_keys() == ["file_opener", "model_providers.p.mystery"]
+    # `notify` and `[hooks]` are known since the automation round
+    assert load_config('notify = ["x"]\n[hooks]\n').unknown_keys() == []

@@ -23,9 +23,13 @@ _EXPORTS: dict[str, str] = {
     "create_merge_patch": "mini_codex.jsonmerge",
     "apply_merge_patch": "mini_codex.jsonmerge",
     "MiniCodexError": "mini_codex.errors",
+    "Codex": "mini_codex.sdk",
+    "CodexError": "mini_codex.sdk",
 }
 
 __all__ = [
+    "Codex",
+    "CodexError",
     "Config",
     "ContextManager",
     "MiniCodexError",
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
     from mini_codex.errors import MiniCodexError
     from mini_codex.jsonmerge import apply_merge_patch, create_merge_patch
     from mini_codex.runtime.session import Session, SessionOptions
+    from mini_codex.sdk import Codex, CodexError
     from mini_codex.world_state import WorldState, WorldStateSnapshot
 
 

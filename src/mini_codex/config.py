@@ -98,6 +98,33 @@ class McpServerConfig(_Section):
         return "stdio" if self.command is not None else "streamable_http"
 
 
+class HookCommand(_Section):
+    """One command hook: a shell command given the event's JSON on stdin."""
+
+    type: Literal["command"] = "command"
+    command: str
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds before the command is killed (the hook then counts as failed, never fatal)."""
+
+
+class HookMatcher(_Section):
+    """Hooks for the tools whose name matches ``matcher`` (a regex; empty or None: every tool)."""
+
+    matcher: str | None = None
+    hooks: tuple[HookCommand, ...] = ()
+
+
+class HooksConfig(_Section):
+    """``[hooks]``: Codex's (Claude-Code-shaped) command hooks, by event name."""
+
+    SessionStart: tuple[HookMatcher, ...] = ()
+    PreToolUse: tuple[HookMatcher, ...] = ()
+    """May deny a call: exit code 2 (reason on stderr), or stdout JSON with
+    ``hookSpecificOutput.permissionDecision = "deny"`` / ``decision = "block"`` and a reason."""
+    PostToolUse: tuple[HookMatcher, ...] = ()
+    Stop: tuple[HookMatcher, ...] = ()
+
+
 class Config(_Section):
     """The effective configuration (file + overrides)."""
 
@@ -121,6 +148,12 @@ class Config(_Section):
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     mcp_optional_startup_grace_ms: int = Field(default=1000, ge=0)
     """How long a step capture waits, once per connection set, for optional MCP servers."""
+    notify: tuple[str, ...] | None = None
+    """Argv run when a turn completes, with Codex's ``agent-turn-complete`` JSON appended."""
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    profile: str | None = None
+    """The ``[profiles.NAME]`` table laid over the top-level keys (``--profile`` wins)."""
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def unknown_keys(self) -> list[str]:
         """Dotted names of keys this version does not know (reported, not fatal)."""
@@ -189,12 +222,46 @@ def _deep_copy(data: dict[str, Any]) -> dict[str, Any]:
     return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in data.items()}
 
 
+def _merge(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in layer.items():
+        old = merged.get(key)
+        both_tables = isinstance(old, dict) and isinstance(value, dict)
+        merged[key] = _merge(old, value) if both_tables else value  # type: ignore[arg-type]
+    return merged
+
+
+def with_profile(
+    data: dict[str, Any], name: str | None, *, source: str = "config.toml"
+) -> dict[str, Any]:
+    """``data`` with the ``[profiles.NAME]`` table merged over it (Codex's ``--profile``)."""
+    if name is None:
+        return data
+    profiles = data.get("profiles") or {}
+    table = profiles.get(name) if isinstance(profiles, dict) else None
+    if not isinstance(table, dict):
+        known = ", ".join(sorted(profiles)) if isinstance(profiles, dict) else ""
+        raise ConfigError(f"{source}: profile {name!r} not found (known: {known or 'none'})")
+    return {**_merge(data, table), "profile": name}
+
+
 def load_config(
-    text: str | None, overrides: list[str] | None = None, *, source: str = "config.toml"
+    text: str | None,
+    overrides: list[str] | None = None,
+    *,
+    source: str = "config.toml",
+    profile: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Config:
-    """Build the effective config from file text (or None) and ``-c`` overrides."""
+    """Build the effective config from file text (or None), the selected profile (``profile``,
+    else the ``profile`` key) and ``-c`` overrides, in that order of precedence (last wins)."""
     data = parse_toml(text, source=source) if text is not None else {}
-    data = apply_overrides(data, overrides or [])
+    chosen = profile or apply_overrides(data, overrides or []).get("profile")
+    if chosen is not None and not isinstance(chosen, str):
+        raise ConfigError(f"{source}: profile: expected a string")
+    data = apply_overrides(with_profile(data, chosen, source=source), overrides or [])
+    if extra:
+        data = _merge(data, extra)  # values given in code (the SDK's config overrides) win
     try:
         return Config.model_validate(data)
     except ValidationError as exc:

@@ -99,7 +99,14 @@ def exec_run(tmp_path_factory: pytest.TempPathFactory) -> ExecRun:
     env = clean_env(root / "home")
     script = write_script(root / "exec.jsonl", EXEC_SCRIPT)
     trace = root / "trace.jsonl"
-    args = ["exec", "--model", f"scripted:{script}", "--json", "--trace-requests", str(trace)]
+    args = [
+        "exec",
+        "--model",
+        f"scripted:{script}",
+        "--json-events=mini-codex",
+        "--trace-requests",
+        str(trace),
+    ]
     result = mini_codex([*args, "--cd", str(work), "greet me"], env, cwd=root)
     assert (result.returncode, result.stderr) == (0, "")
     events = json_lines(result.stdout)
@@ -147,6 +154,7 @@ def test_exec_runs_the_scripted_loop_offline_with_json_events_and_a_request_trac
         "shell",
         "apply_patch",
         "update_plan",
+        "view_image",
     ]
     assert requests[1]["input"][-1] == {
         "type": "message",
@@ -168,7 +176,7 @@ def test_resume_last_continues_the_same_session_and_appends_to_its_rollout(
     configured = exec_run.events[0]
     rollout_path = Path(configured["rollout_path"])
     script = write_script(exec_run.root / "resume.jsonl", RESUME_SCRIPT)
-    args = ["resume", "--last", "--model", f"scripted:{script}", "--json"]
+    args = ["resume", "--last", "--model", f"scripted:{script}", "--json-events=mini-codex"]
     args += ["--trace-requests", str(exec_run.trace)]
 
     # No --cd: the session resumes in the cwd it was recorded in, not the process's cwd.
@@ -251,7 +259,15 @@ def invoke(args: list[str], home: Path, stdin: str | None = None) -> Result:
 
 def test_the_prompt_can_come_from_stdin(tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.jsonl", RESUME_SCRIPT)
-    args = ["exec", "--model", f"scripted:{script}", "--json", "--cd", str(tmp_path), "-"]
+    args = [
+        "exec",
+        "--model",
+        f"scripted:{script}",
+        "--json-events=mini-codex",
+        "--cd",
+        str(tmp_path),
+        "-",
+    ]
     result = invoke(args, tmp_path / "home", stdin="from stdin\n")
     assert (result.exit_code, result.stderr) == (0, "")
     users = [e["message"] for e in json_lines(result.stdout) if e["type"] == "user_message"]
@@ -282,7 +298,7 @@ def test_bad_invocations_fail_with_one_line_and_exit_2_writing_nothing(
     good = write_script(tmp_path / "good.jsonl", RESUME_SCRIPT)
     (tmp_path / "bad.jsonl").write_text("{not json\n")
     trace = tmp_path / "trace.jsonl"
-    common = ["--json", "--cd", str(tmp_path), "--trace-requests", str(trace)]
+    common = ["--json-events=mini-codex", "--cd", str(tmp_path), "--trace-requests", str(trace)]
     model = ["--model", f"scripted:{good}"]
     args = {
         "missing script": ["exec", "--model", f"scripted:{tmp_path}/missing.jsonl", *common, "x"],
@@ -327,7 +343,15 @@ def test_ctrl_c_aborts_the_turn_and_records_the_aborted_tool_output(tmp_path: Pa
             }
         ],
     )
-    args = ["exec", "--model", f"scripted:{script}", "--json", "--cd", str(tmp_path), "wait"]
+    args = [
+        "exec",
+        "--model",
+        f"scripted:{script}",
+        "--json-events=mini-codex",
+        "--cd",
+        str(tmp_path),
+        "wait",
+    ]
     process = subprocess.Popen(
         [str(MINI_CODEX), *args],
         cwd=tmp_path,

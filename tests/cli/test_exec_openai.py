@@ -44,7 +44,7 @@ def run_exec(
         "MINI_CODEX_HOME": str(tmp_path / "home"),
     }
     done = subprocess.run(
-        [MINI_CODEX, "exec", "--json", "-C", str(work), *args],
+        [MINI_CODEX, "exec", "--json-events=mini-codex", "-C", str(work), *args],
         capture_output=True,
         text=True,
         env={**base, **env},

@@ -173,7 +173,14 @@ def test_exec_calls_mcp_everything_echo_end_to_end(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MINI_CODEX_"))}
     env["MINI_CODEX_HOME"] = str(home)
     mini_codex = Path(sys.executable).parent / "mini-codex"
-    args = ["exec", "--model", f"scripted:{script}", "--json", "--trace-requests", str(trace)]
+    args = [
+        "exec",
+        "--model",
+        f"scripted:{script}",
+        "--json-events=mini-codex",
+        "--trace-requests",
+        str(trace),
+    ]
     done = subprocess.run(
         [str(mini_codex), *args, "--cd", str(work), "echo something"],
         env=env,

@@ -6,6 +6,7 @@ The only module (with ``main.py``) that reads ``os.environ``; it hands plain val
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,13 +22,21 @@ def mini_codex_home() -> Path:
     return Path(value).expanduser() if value else Path.home() / ".mini-codex"
 
 
-def load_effective_config(home: Path, overrides: list[str]) -> Config:
+def load_effective_config(
+    home: Path, overrides: list[str], *, profile: str | None = None, warn: bool = True
+) -> Config:
+    """The config file + ``--profile`` + ``-c`` overrides; unknown keys (of the file or of the
+    overrides) are reported on stderr as one warning line, never fatal."""
     path = home / "config.toml"
     try:
         text = path.read_text(encoding="utf-8") if path.is_file() else None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    return load_config(text, overrides, source=str(path))
+    config = load_config(text, overrides, source=str(path), profile=profile)
+    unknown = config.unknown_keys()
+    if warn and unknown:
+        sys.stderr.write(f"warning: unknown config keys ignored: {', '.join(unknown)}\n")
+    return config
 
 
 def user_shell() -> str:

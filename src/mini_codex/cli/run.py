@@ -22,6 +22,21 @@ from mini_codex.cli.env import (
     process_environment,
     user_shell,
 )
+from mini_codex.cli.exec_extras import (
+    EphemeralOpt,
+    ExecExtras,
+    ExecJsonOutput,
+    ImageOpt,
+    JsonEventsOpt,
+    LastMessageOpt,
+    ProfileOpt,
+    SchemaOpt,
+    SkipGitOpt,
+    json_format,
+    load_output_schema,
+    read_prompt,
+    turn_input,
+)
 from mini_codex.cli.render import render_event
 from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
@@ -48,7 +63,9 @@ SandboxOpt = Annotated[
     str | None,
     typer.Option("--sandbox", "-s", help="read-only | workspace-write | danger-full-access"),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print events as JSON lines on stdout.")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print Codex's exec events as JSON lines on stdout.")
+]
 TraceOpt = Annotated[
     Path | None,
     typer.Option("--trace-requests", help="Append every model request as a JSON line to FILE."),
@@ -97,8 +114,12 @@ def _sandbox(choice: str | None, config: Config) -> SandboxPolicy | None:
 class _Output:
     """Renders events: JSON lines, or rich text with streamed assistant deltas."""
 
-    def __init__(self, as_json: bool, stdout: TextIO, trace: TextIO | None) -> None:
-        self.as_json = as_json
+    def __init__(
+        self, as_json: bool, stdout: TextIO, trace: TextIO | None, *, codex_json: bool = False
+    ) -> None:
+        self.as_json = as_json and not codex_json
+        self.exec_json = ExecJsonOutput(stdout if codex_json else None)
+        """Codex's exec events (printed with ``--json``); also tracks the final message."""
         self.stdout = stdout
         self.trace = trace
         self.console = Console(file=stdout, highlight=False, soft_wrap=True)
@@ -109,6 +130,9 @@ class _Output:
     def event(self, event: SessionEvent) -> None:
         if isinstance(event, ErrorEvent):
             self.errors += 1
+        self.exec_json.event(event)
+        if self.exec_json.stdout is not None:
+            return
         if self.as_json:
             self.stdout.write(orjson.dumps(event.to_json()).decode() + "\n")
             self.stdout.flush()
@@ -151,9 +175,10 @@ def run_session(
     trace_requests: Path | None,
     overrides: list[str],
     resume_path: Path | None = None,
+    extras: ExecExtras | None = None,
 ) -> int:
     home = mini_codex_home()
-    config = load_effective_config(home, overrides)
+    config = load_effective_config(home, overrides, profile=extras.profile if extras else None)
     model_name = model or config.model
     from mini_codex.runtime.session import Session, SessionOptions
 
@@ -164,6 +189,7 @@ def run_session(
         raise MiniCodexError(f"--cd {cwd}: not a directory")
     # Everything that can be refused is checked before anything is created or opened.
     policy = _sandbox(sandbox, config)
+    user_input = turn_input(prompt, extras.images if extras else ())
     client = _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
@@ -171,7 +197,8 @@ def run_session(
     except MiniCodexError:
         anyio.run(client.aclose)
         raise
-    output = _Output(as_json, sys.stdout, trace)
+    extras = extras or ExecExtras()
+    output = _Output(as_json, sys.stdout, trace, codex_json=extras.json_format == "codex")
     options = SessionOptions(
         cwd=cwd,
         home=home,
@@ -183,6 +210,8 @@ def run_session(
         env=child_environment(),
         timezone=local_timezone(),
         resume_path=resume_path,
+        persist=not extras.ephemeral,
+        output_schema=extras.output_schema,
         on_event=output.event,
         on_request=output.request,
         environ=process_environment(),
@@ -194,7 +223,7 @@ def run_session(
         try:
             async with Session.open(options) as session, anyio.create_task_group() as tg:
                 tg.start_soon(_interrupt_on_signal, session, interrupted)
-                await session.run_turn(prompt)
+                await session.run_turn(user_input)
                 tg.cancel_scope.cancel()
         finally:
             await client.aclose()
@@ -206,7 +235,7 @@ def run_session(
             trace.close()
     if interrupted:
         return 128 + interrupted[0]
-    return 1 if output.errors else 0
+    return output.exec_json.finish(extras, sys.stderr) or (1 if output.errors else 0)
 
 
 async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
@@ -242,16 +271,6 @@ def _recorded_cwd(path: Path) -> Path | None:
     return recorded if recorded.is_dir() else None
 
 
-def _prompt_or_stdin(prompt: str | None) -> str:
-    if prompt is not None and prompt != "-":
-        return prompt
-    if sys.stdin is not None and not sys.stdin.isatty():
-        text = sys.stdin.read()
-        if text.strip():
-            return text
-    raise MiniCodexError("a prompt is required (as an argument, or on stdin with '-')")
-
-
 def exec_command(
     prompt: Annotated[str | None, typer.Argument(help="The task; '-' reads stdin.")] = None,
     model: ModelOpt = None,
@@ -260,19 +279,37 @@ def exec_command(
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
+    json_events: JsonEventsOpt = None,
+    output_last_message: LastMessageOpt = None,
+    output_schema: SchemaOpt = None,
+    ephemeral: EphemeralOpt = False,
+    skip_git_repo_check: SkipGitOpt = False,
+    image: ImageOpt = None,
+    profile: ProfileOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
-    _exit(
-        lambda: run_session(
-            _prompt_or_stdin(prompt),
+
+    def run() -> int:
+        extras = ExecExtras(
+            json_format=json_format(json_, json_events),
+            output_last_message=output_last_message,
+            output_schema=load_output_schema(output_schema),
+            ephemeral=ephemeral,
+            images=tuple(image or ()),
+            profile=profile,
+        )
+        return run_session(
+            read_prompt(prompt, sys.stdin, sys.stderr),
             model=model,
             cd=cd,
             sandbox=sandbox,
-            as_json=json_,
+            as_json=extras.json_format is not None,
             trace_requests=trace_requests,
             overrides=config or [],
+            extras=extras,
         )
-    )
+
+    _exit(run)
 
 
 def resume_command(
@@ -287,6 +324,12 @@ def resume_command(
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
+    json_events: JsonEventsOpt = None,
+    output_last_message: LastMessageOpt = None,
+    output_schema: SchemaOpt = None,
+    skip_git_repo_check: SkipGitOpt = False,
+    image: ImageOpt = None,
+    profile: ProfileOpt = None,
 ) -> None:
     """Continue a recorded session with a new task."""
 
@@ -299,15 +342,23 @@ def resume_command(
                 raise MiniCodexError("give a SESSION_ID or PATH, or --last")
             path = _find_rollout(target)
             text = prompt
+        extras = ExecExtras(
+            json_format=json_format(json_, json_events),
+            output_last_message=output_last_message,
+            output_schema=load_output_schema(output_schema),
+            images=tuple(image or ()),
+            profile=profile,
+        )
         return run_session(
-            _prompt_or_stdin(text),
+            read_prompt(text, sys.stdin, sys.stderr),
             model=model,
             cd=cd,
             sandbox=sandbox,
-            as_json=json_,
+            as_json=extras.json_format is not None,
             trace_requests=trace_requests,
             overrides=config or [],
             resume_path=path,
+            extras=extras,
         )
 
     _exit(run)

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types
@@ -23,6 +23,9 @@ class McpCallOutcome:
 
     text: str
     success: bool
+    result: dict[str, Any] | None = field(default=None, compare=False)
+    """The call's ``content`` blocks and ``structured_content`` when the server answered, for
+    front ends (``exec --json``); not part of equality: the model sees ``text``."""
 
 
 def _dumps(value: Any) -> str:
@@ -31,12 +34,13 @@ def _dumps(value: Any) -> str:
 
 def call_result_output(result: mcp_types.CallToolResult) -> McpCallOutcome:
     success = not result.is_error
-    if result.structured_content is not None:
-        try:
-            return McpCallOutcome(_dumps(result.structured_content), success)
-        except TypeError as exc:  # not JSON-encodable (cannot come from the wire, but be safe)
-            return McpCallOutcome(f"unserializable structured content: {exc}", False)
     blocks = [
         block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
     ]
-    return McpCallOutcome(_dumps(blocks), success)
+    raw = {"content": blocks, "structured_content": result.structured_content}
+    if result.structured_content is not None:
+        try:
+            return McpCallOutcome(_dumps(result.structured_content), success, raw)
+        except TypeError as exc:  # not JSON-encodable (cannot come from the wire, but be safe)
+            return McpCallOutcome(f"unserializable structured content: {exc}", False)
+    return McpCallOutcome(_dumps(blocks), success, raw)

@@ -19,6 +19,11 @@ from typing import Any, Protocol, TypeAlias
 from mini_codex.protocol.items import ResponseItem
 
 
+def json_schema_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``json_schema`` output format of a request (Codex names it ``codex_output_schema``)."""
+    return {"type": "json_schema", "name": "codex_output_schema", "schema": schema, "strict": True}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Prompt:
     """One model request, built by the runtime for one step (spec §4.1)."""
@@ -37,6 +42,9 @@ class Prompt:
     turn_id: str = ""
     step_id: str = ""
     step_sequence: int = 0
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema the final message must match (``--output-schema``): sent as the Responses
+    ``text.format`` / the Chat ``response_format`` of type ``json_schema``."""
 
     def to_trace_json(self) -> dict[str, Any]:
         """The JSON object written per request by ``--trace-requests``."""
@@ -60,6 +68,8 @@ class Prompt:
         }
         if reasoning:
             trace["reasoning"] = reasoning
+        if self.output_schema is not None:
+            trace["output_schema"] = self.output_schema
         return trace
 
 

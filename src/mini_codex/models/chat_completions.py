@@ -50,6 +50,7 @@ from mini_codex.models.base import (
     Prompt,
     ReasoningSummaryDelta,
     TokenUsage,
+    json_schema_format,
 )
 from mini_codex.models.errors import InvalidRequest, ProviderError, stream_closed_early
 from mini_codex.models.openai_sdk import (
@@ -103,6 +104,16 @@ def _output_text(output: str | list[dict[str, Any]]) -> str:
     return "\n".join(str(part.get("text", "")) for part in output if isinstance(part, dict))
 
 
+def _output_images(output: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(output, str):
+        return []
+    return [
+        {"type": "image_url", "image_url": {"url": part["image_url"]}}
+        for part in output
+        if isinstance(part, dict) and part.get("type") == "input_image" and part.get("image_url")
+    ]
+
+
 def _tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
@@ -114,6 +125,14 @@ class _MessageBuilder:
     leading: bool = True
     assistant: dict[str, Any] | None = None
     calls: set[str] = field(default_factory=set)
+    images: list[dict[str, Any]] = field(default_factory=list)
+    """Images of tool outputs (``view_image``): a tool message takes only text, so they follow
+    the run of tool messages as one user message."""
+
+    def flush_images(self) -> None:
+        if self.images:
+            self.messages.append({"role": "user", "content": self.images})
+            self.images = []
 
     def flush(self) -> None:
         if self.leading:
@@ -132,6 +151,8 @@ class _MessageBuilder:
         self.calls.add(call_id)
 
     def add(self, item: ResponseItem) -> None:
+        if not isinstance(item, FunctionCallOutput | CustomToolCallOutput):
+            self.flush_images()
         match item:
             case Message(role="developer" | "system"):
                 if self.leading:
@@ -158,6 +179,7 @@ class _MessageBuilder:
                     self.messages.append(
                         {"role": "tool", "tool_call_id": call_id, "content": _output_text(output)}
                     )
+                    self.images += _output_images(output)
             case _:
                 pass  # reasoning and unknown items: nothing a chat server can take back
 
@@ -168,6 +190,7 @@ def chat_messages(instructions: str, items: Sequence[ResponseItem]) -> list[dict
     for item in items:
         builder.add(item)
     builder.flush()
+    builder.flush_images()
     return builder.messages
 
 
@@ -384,6 +407,10 @@ class ChatCompletionsClient(OpenAISdkClient):
         if tools:
             body["tools"] = tools
             body["parallel_tool_calls"] = prompt.parallel_tool_calls
+        if prompt.output_schema is not None:
+            format_ = json_schema_format(prompt.output_schema)
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                key: value for key, value in format_.items() if key != "type"}}  # fmt: skip
         return body
 
     async def _create(self, prompt: Prompt) -> Any:

@@ -42,6 +42,7 @@ from mini_codex.models.base import (
     ReasoningSummaryDelta,
     TokenUsage,
     ToolCallInputDelta,
+    json_schema_format,
 )
 from mini_codex.models.errors import ProviderError, StreamError, stream_closed_early
 from mini_codex.models.openai_sdk import (
@@ -202,6 +203,8 @@ class OpenAIResponsesClient(OpenAISdkClient):
                 reasoning["summary"] = summary
             body["reasoning"] = reasoning
             body["include"] = ["reasoning.encrypted_content"]
+        if prompt.output_schema is not None:
+            body["text"] = {"format": json_schema_format(prompt.output_schema)}
         return body
 
     async def stream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:

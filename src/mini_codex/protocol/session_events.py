@@ -73,6 +73,8 @@ class ToolCallEnd(WireModel):
     output: str
     success: bool | None = None
     duration_s: float = 0.0
+    details: dict[str, Any] | None = None
+    """Structured facts of the result (``ToolOutput.details``); set only when the tool gave them."""
 
 
 class StreamErrorEvent(WireModel):

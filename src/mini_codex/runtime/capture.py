@@ -10,6 +10,7 @@ propagates and no ``StepContext`` exists).
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -62,6 +63,10 @@ class StepServices:
     """The session's MCP runtime; None means no MCP servers (every step gets an empty binding)."""
     on_warning: Callable[[str], None] | None = None
     """Told about MCP servers omitted from a step (once per connection set)."""
+    user_instructions: str | None = None
+    """The global ``$MINI_CODEX_HOME/AGENTS.md`` text, placed before the project docs."""
+    wrap_tool: Callable[[RegisteredTool], RegisteredTool] | None = None
+    """Applied to every tool of a step (the session's ``PreToolUse``/``PostToolUse`` hooks)."""
 
 
 async def _phase(services: StepServices, name: str) -> None:
@@ -95,7 +100,12 @@ async def capture_step(
 
     await _phase(services, "agents_md")
     agents_md: LoadedAgentsMd = await anyio.to_thread.run_sync(
-        services.agents_md.get, turn.cwd, services.agents_md_config
+        functools.partial(
+            services.agents_md.get,
+            turn.cwd,
+            services.agents_md_config,
+            user_instructions=services.user_instructions,
+        )
     )
 
     await _phase(services, "sandbox")
@@ -116,7 +126,10 @@ async def capture_step(
             services.on_warning(notice)
 
     await _phase(services, "tools")
-    router = ToolRouter.build([*services.tools, *mcp_registered_tools(mcp)])
+    registered = [*services.tools, *mcp_registered_tools(mcp)]
+    if services.wrap_tool is not None:
+        registered = [services.wrap_tool(entry) for entry in registered]
+    router = ToolRouter.build(registered)
 
     return StepContext(
         turn=turn,

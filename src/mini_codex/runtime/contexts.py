@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mini_codex.config import Config
 from mini_codex.protocol import TurnContextItem
@@ -57,6 +57,8 @@ class TurnContext:
     environments: tuple[EnvironmentSelection, ...]
     reasoning_effort: str | None = None
     reasoning_summary: str | None = None
+    output_schema: dict[str, Any] | None = None
+    """The JSON Schema the turn's final message must match (``--output-schema``), if any."""
 
     def to_turn_context_item(self) -> TurnContextItem:
         """The persisted settings baseline of this turn (spec/codex-runtime.md §1.5)."""

@@ -53,7 +53,13 @@ class McpTool:
                 f"got {type(arguments).__name__}"
             )
         outcome = await self.binding.call(self.bound.name, arguments)
-        return ToolOutput(text=outcome.text, success=outcome.success)
+        details = {
+            "server": self.bound.qualified.server,
+            "tool": self.bound.qualified.tool,
+            "arguments": arguments,
+            "result": outcome.result,
+        }
+        return ToolOutput(text=outcome.text, success=outcome.success, details=details)
 
 
 def mcp_registered_tools(binding: McpBinding) -> list[RegisteredTool]:

@@ -83,6 +83,7 @@ def build_prompt(step: StepContext, history: Sequence[ResponseItem]) -> Prompt:
         turn_id=turn.turn_id,
         step_id=step.step_id,
         step_sequence=step.sequence,
+        output_schema=turn.output_schema,
     )
 
 
@@ -155,6 +156,7 @@ async def _try_sampling_request(
                 output=output.text,
                 success=output.success,
                 duration_s=duration,
+                **({"details": dict(output.details)} if output.details is not None else {}),
             )
         )
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -39,7 +40,7 @@ from mini_codex.mcp.errors import McpError
 from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.retry import RetryPolicy
-from mini_codex.protocol import ResponseItem, SessionMeta, user_message
+from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
 from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
@@ -48,12 +49,14 @@ from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
 from mini_codex.rollout.resume import load_resume_state
 from mini_codex.runtime.capture import CaptureProbe, StepServices
 from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
+from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.runtime.turn import TurnEnv, TurnState, run_turn
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.shell import ShellTool
 from mini_codex.tools.update_plan import UpdatePlanTool
+from mini_codex.tools.view_image import ViewImageTool
 from mini_codex.world_state import WorldStateExtension, WorldStateSnapshot
 
 
@@ -83,7 +86,21 @@ def default_tools(config: Config, *, freeform_apply_patch: bool = False) -> list
         RegisteredTool(ShellTool(default_timeout_ms=config.shell_timeout_ms)),
         RegisteredTool(ApplyPatchTool(freeform=freeform_apply_patch)),
         RegisteredTool(UpdatePlanTool()),
+        RegisteredTool(ViewImageTool()),
     ]
+
+
+def global_agents_md(home: Path) -> str | None:
+    """``$MINI_CODEX_HOME/AGENTS.override.md``, else ``AGENTS.md`` (Codex's ``~/.codex`` files):
+    read once per session; blank or unreadable files count as absent."""
+    for name in ("AGENTS.override.md", "AGENTS.md"):
+        try:
+            text = (home / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if text.strip():
+            return text.strip()
+    return None
 
 
 def _local_now() -> datetime:
@@ -121,6 +138,8 @@ class SessionOptions:
     ``bearer_token_env_var`` and ``env_vars``); ``cli/`` passes ``os.environ``."""
     mcp_factory: ClientFactory | None = None
     """Opens MCP clients (tests pass in-process servers); default: stdio / streamable HTTP."""
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema every turn's final message must match (``exec --output-schema``)."""
 
 
 def _sandbox_from_config(config: Config) -> SandboxPolicy:
@@ -157,6 +176,15 @@ class Session:
         self.recording = Recording(self.history, None, self._emit)
         self.state = TurnState(self.recording, checkpoint=self._maybe_checkpoint)
         tools = options.tools if options.tools is not None else default_tools(options.config)
+        self.hooks = Hooks(
+            options.config.hooks,
+            options.config.notify,
+            cwd=self.cwd,
+            env=options.env,
+            shell=options.shell,
+            session_id=lambda: self.session_id,
+            on_warning=lambda message: self._emit(WarningEvent(message=message)),
+        )
         self.services = StepServices(
             scanner=WorkspaceScanner(self.cwd),
             agents_md=AgentsMdCache(),
@@ -170,6 +198,8 @@ class Session:
             render_cap=options.config.workspace.render_cap,
             probe=options.capture_probe,
             on_warning=lambda message: self._emit(WarningEvent(message=message)),
+            user_instructions=global_agents_md(options.home),
+            wrap_tool=self.hooks.wrap if self.hooks.wraps_tools else None,
         )
         self.mcp: McpRuntime | None = None
         self._retry = RetryPolicy(
@@ -268,6 +298,7 @@ class Session:
                 resumed=resumed,
             )
         )
+        await self.hooks.session_start("resume" if resumed else "startup")
 
     def _restore(self, path: Path) -> None:
         state = load_resume_state(path)
@@ -317,7 +348,9 @@ class Session:
     def turn_active(self) -> bool:
         return self._active is not None
 
-    def new_turn_context(self, turn_id: str | None = None) -> TurnContext:
+    def new_turn_context(
+        self, turn_id: str | None = None, output_schema: dict[str, Any] | None = None
+    ) -> TurnContext:
         now = self.options.clock()
         session_ctx = SessionContext(
             session_id=self.session_id,
@@ -339,18 +372,25 @@ class Session:
             environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
             reasoning_effort=self.config.model_reasoning_effort,
             reasoning_summary=self.config.model_reasoning_summary,
+            output_schema=output_schema or self.options.output_schema,
         )
 
-    async def run_turn(self, text: str | Sequence[ResponseItem]) -> str | None:
+    async def run_turn(
+        self,
+        text: str | Sequence[ResponseItem],
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> str | None:
         """Run one user turn to completion; returns the last agent message.
 
         Turns run one at a time: while another turn runs (or is finishing), this waits for it.
+        ``output_schema`` (a JSON Schema) is sent with this turn's requests.
         """
         while self._turn_done is not None and self._active is not None:
             await self._turn_done.wait()
         if self._closing:
             raise MiniCodexError("the session is shutting down")
-        return await self._run_turn(*self._claim_turn(text))
+        return await self._run_turn(*self._claim_turn(text), output_schema=output_schema)
 
     def _claim_turn(
         self, text: str | Sequence[ResponseItem]
@@ -369,13 +409,17 @@ class Session:
         return scope, items, self._active_turn_id
 
     async def _run_turn(
-        self, scope: anyio.CancelScope, items: list[ResponseItem], turn_id: str
+        self,
+        scope: anyio.CancelScope,
+        items: list[ResponseItem],
+        turn_id: str,
+        output_schema: dict[str, Any] | None = None,
     ) -> str | None:
         done = self._turn_done
         assert done is not None
         interrupted = True
         try:
-            turn = self.new_turn_context(turn_id)
+            turn = self.new_turn_context(turn_id, output_schema)
             env = TurnEnv(
                 services=self.services,
                 client=self.options.client,
@@ -385,6 +429,8 @@ class Session:
             with scope:
                 result = await run_turn(self.state, turn, items, env)
                 interrupted = False
+                texts = [message_text(i) for i in items if isinstance(i, Message)]
+                await self.hooks.turn_ended(turn_id, texts, result, self._tg)
                 return result
             return None  # interrupted
         finally:

@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -44,7 +45,7 @@ def aborted_output_text(tool_name: str, elapsed_s: float) -> str:
     return f"aborted by user after {shown:.1f}s"
 
 
-def output_item(call: ToolCallItem, text: str) -> ToolOutputItem:
+def output_item(call: ToolCallItem, text: str | list[dict[str, Any]]) -> ToolOutputItem:
     if isinstance(call, CustomToolCall):
         return CustomToolCallOutput(call_id=call.call_id, output=text)
     return FunctionCallOutput(call_id=call.call_id, output=text)
@@ -140,5 +141,8 @@ class ToolCallRuntime:
                 pending.result = ToolOutput.failure(text)
                 if self._on_end is not None:
                     self._on_end(pending.call, pending.result, elapsed)
-            items.append(output_item(pending.call, pending.result.text))
+            result = pending.result
+            items.append(
+                output_item(pending.call, list(result.content) if result.content else result.text)
+            )
         return items

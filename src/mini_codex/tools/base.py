@@ -90,6 +90,12 @@ class ToolOutput:
 
     text: str
     success: bool | None = None
+    content: tuple[dict[str, Any], ...] | None = None
+    """Model-visible content parts sent instead of ``text`` (``input_text`` / ``input_image``),
+    e.g. the image ``view_image`` attaches; ``text`` stays the readable summary."""
+    details: Mapping[str, Any] | None = None
+    """Structured facts for front ends (never shown to the model): a command's ``exit_code``
+    and ``output``, an MCP call's ``result``; see ``runtime/exec_events.py``."""
 
     @classmethod
     def failure(cls, text: str) -> ToolOutput:

@@ -151,7 +151,11 @@ class ShellTool:
         text = format_exec_output(
             result, timeout_ms=timeout_ms, max_output_bytes=self.max_output_bytes, note=note
         )
-        return ToolOutput(text=text, success=result.exit_code == 0 and not result.timed_out)
+        return ToolOutput(
+            text=text,
+            success=result.exit_code == 0 and not result.timed_out,
+            details={"exit_code": result.exit_code, "output": result.text()},
+        )
 
     async def _argv(
         self, command: str, ctx: ToolContext, workdir: Path

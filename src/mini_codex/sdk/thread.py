@@ -1,0 +1,253 @@
+"""``Thread`` (one conversation) and ``Turn`` (the result of one ``run``).
+
+Each ``run`` opens a ``runtime.Session`` in the caller's event loop, runs one turn and closes it;
+the next ``run`` resumes the same rollout, so a thread survives the process (``thread.id`` is the
+rollout's thread id, set once the first run started). Events come from the session through the
+one ``ExecEventMapper`` that ``exec --json`` uses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from mini_codex.errors import MiniCodexError
+from mini_codex.protocol import InputImage, InputText, Message, ResponseItem
+from mini_codex.protocol.exec_events import (
+    AgentMessageItem,
+    ExecEvent,
+    ExecItem,
+    ItemCompleted,
+    ThreadError,
+    ThreadStarted,
+    TurnCompleted,
+    TurnFailed,
+    Usage,
+)
+from mini_codex.runtime.exec_events import ExecEventMapper
+from mini_codex.runtime.output_schema import check_schema, final_message_error
+from mini_codex.tools.images import image_data_url
+
+if TYPE_CHECKING:
+    from mini_codex.runtime.session import Session
+    from mini_codex.sdk.codex import Codex
+
+__all__ = ["CodexError", "Input", "StreamedTurn", "Thread", "ThreadOptions", "Turn"]
+
+Input: TypeAlias = str | Sequence[Mapping[str, Any]]
+"""A prompt, or parts: ``{"type": "text", "text": ...}`` / ``{"type": "local_image", "path"}``."""
+
+
+class CodexError(MiniCodexError):
+    """Everything the SDK raises: a failed turn (its message), bad settings, a schema mismatch."""
+
+
+@dataclass(frozen=True)
+class ThreadOptions:
+    working_directory: Path
+    model: str | None = None
+    sandbox_mode: str | None = None
+    approval_policy: str | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A completed turn: the last agent message, every completed item, the token usage."""
+
+    final_response: str
+    items: list[ExecItem]
+    usage: Usage | None
+
+
+@dataclass
+class StreamedTurn:
+    """``events`` async-iterates the turn's exec events (the ``exec --json`` objects)."""
+
+    events: AsyncGenerator[ExecEvent, None]
+    """Leaving the iteration early (``break`` + ``aclose()``) interrupts the turn."""
+
+
+def _turn_input(value: Input) -> str | list[ResponseItem]:
+    if isinstance(value, str):
+        return value
+    parts: list[Any] = []
+    for part in value:
+        match part.get("type"):
+            case "text":
+                parts.append(InputText(text=str(part.get("text", ""))))
+            case "local_image":
+                parts.append(InputImage(image_url=image_data_url(Path(str(part.get("path"))))))
+            case other:
+                raise CodexError(f"unknown input part type {other!r} (text, local_image)")
+    return [Message(role="user", content=parts)]
+
+
+@dataclass
+class _Outcome:
+    error: str | None = None
+    final_message: str | None = None
+    failed: str | None = None
+
+
+class Thread:
+    """One conversation; create it with ``Codex.start_thread`` or ``Codex.resume_thread``."""
+
+    def __init__(
+        self,
+        codex: Codex,
+        options: ThreadOptions,
+        *,
+        rollout: Path | None = None,
+        thread_id: str | None = None,
+    ) -> None:
+        self._codex = codex
+        self._options = options
+        self._rollout = rollout
+        self._id = thread_id
+        self._session: Session | None = None
+        """The session of the running turn (so leaving ``run_streamed`` early can interrupt)."""
+
+    @property
+    def id(self) -> str | None:
+        """The thread id (None until the first run started)."""
+        return self._id
+
+    @property
+    def rollout_path(self) -> Path | None:
+        return self._rollout
+
+    async def run(self, input: Input, *, output_schema: dict[str, Any] | None = None) -> Turn:
+        """Run one turn to completion; ``CodexError`` when it fails."""
+        items: list[ExecItem] = []
+        usage: Usage | None = None
+        failure: str | None = None
+        streamed = await self.run_streamed(input, output_schema=output_schema)
+        async for event in streamed.events:
+            match event:
+                case ItemCompleted(item=item):
+                    items.append(item)
+                case TurnCompleted(usage=turn_usage):
+                    usage = turn_usage
+                case TurnFailed(error=error):
+                    failure = error.message
+                case ThreadError(message=message):
+                    failure = failure or message
+                case _:
+                    pass
+        if failure is not None:
+            raise CodexError(failure)
+        final = next(
+            (item.text for item in reversed(items) if isinstance(item, AgentMessageItem)), None
+        )
+        if output_schema is not None:
+            problem = final_message_error(final, output_schema)
+            if problem is not None:
+                raise CodexError(problem)
+        return Turn(final_response=final or "", items=items, usage=usage)
+
+    def run_sync(self, input: Input, *, output_schema: dict[str, Any] | None = None) -> Turn:
+        """``run`` for scripts without an event loop."""
+
+        async def main() -> Turn:
+            return await self.run(input, output_schema=output_schema)
+
+        return anyio.run(main)
+
+    async def run_streamed(
+        self, input: Input, *, output_schema: dict[str, Any] | None = None
+    ) -> StreamedTurn:
+        """Start a turn; its events arrive on ``.events`` as they happen. A turn that cannot
+        start (bad settings, a missing model script) raises ``CodexError`` from ``.events``."""
+        if output_schema is not None:
+            try:
+                check_schema(output_schema, source="output_schema")
+            except MiniCodexError as exc:
+                raise CodexError(str(exc)) from None
+        turn_input = _turn_input(input)
+        return StreamedTurn(events=self._events(turn_input, output_schema))
+
+    async def _events(
+        self, turn_input: str | list[ResponseItem], output_schema: dict[str, Any] | None
+    ) -> AsyncGenerator[ExecEvent, None]:
+        send, receive = anyio.create_memory_object_stream[ExecEvent](math.inf)
+        outcome = _Outcome()
+        closed = False
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._drive, turn_input, output_schema, send, outcome)
+            async with receive:
+                async for event in receive:
+                    if isinstance(event, ThreadStarted):
+                        self._id = event.thread_id
+                    try:
+                        yield event
+                    except GeneratorExit:  # the consumer stopped early: interrupt the turn
+                        closed = True
+                        session = self._session
+                        if session is not None and session.turn_active:
+                            session.interrupt()  # aborted outputs and turn_aborted are recorded
+                        else:
+                            group.cancel_scope.cancel()
+                        break
+        if closed:
+            return
+        if outcome.error is not None:
+            raise CodexError(outcome.error)
+
+    async def _drive(
+        self,
+        turn_input: str | list[ResponseItem],
+        output_schema: dict[str, Any] | None,
+        send: MemoryObjectSendStream[ExecEvent],
+        outcome: _Outcome,
+    ) -> None:
+        from mini_codex.runtime.session import Session, SessionOptions
+
+        mapper = ExecEventMapper()
+
+        def on_event(event: Any) -> None:
+            for exec_event in mapper.feed(event):
+                try:
+                    send.send_nowait(exec_event)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    return  # the consumer stopped listening; the turn is being cancelled
+
+        async with send:
+            try:
+                codex, options = self._codex, self._options
+                config = codex.config(
+                    sandbox_mode=options.sandbox_mode, approval_policy=options.approval_policy
+                )
+                model = options.model or config.model
+                client, owned = codex.model_client(model, config)
+            except CodexError as exc:
+                outcome.error = str(exc)
+                return
+            session_options = SessionOptions(
+                cwd=options.working_directory,
+                home=codex.home,
+                client=client,
+                config=config,
+                model="scripted" if model.startswith("scripted:") else model,
+                env=codex.env,
+                resume_path=self._rollout,
+                on_event=on_event,
+            )
+            try:
+                async with Session.open(session_options) as session:
+                    self._rollout = session.rollout_path
+                    self._id = session.session_id
+                    self._session = session
+                    await session.run_turn(turn_input, output_schema=output_schema)
+            except MiniCodexError as exc:
+                outcome.error = str(exc)
+            finally:
+                self._session = None
+                if owned:
+                    with anyio.CancelScope(shield=True):
+                        await client.aclose()
