@@ -49,6 +49,8 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: JsonDict
+    raw: bytes = b""
+    """The request body exactly as received."""
 
 
 # --- body builders ------------------------------------------------------------------------------
@@ -301,6 +303,7 @@ class FakeOpenAIServer:
                     query=parse_qs(parts.query),
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=json.loads(raw) if raw else {},
+                    raw=raw,
                 )
                 reply = server._next(recorded)
                 self._send(reply)

@@ -52,6 +52,7 @@ from mini_codex.models.base import (
     TokenUsage,
     json_schema_format,
 )
+from mini_codex.models.chat_body import chat_request_bytes, post_chat_stream
 from mini_codex.models.errors import InvalidRequest, ProviderError, stream_closed_early
 from mini_codex.models.openai_sdk import (
     OpenAISdkClient,
@@ -413,13 +414,19 @@ class ChatCompletionsClient(OpenAISdkClient):
                 key: value for key, value in format_.items() if key != "type"}}  # fmt: skip
         return body
 
+    def request_bytes(self, prompt: Prompt) -> bytes:
+        """The JSON body the SDK would send for ``request_body`` (with ``stream``)."""
+        return chat_request_bytes(self.request_body(prompt))
+
     async def _create(self, prompt: Prompt) -> Any:
         body = self.request_body(prompt)
         try:
             with map_openai_errors(self.access):
-                return await self._client.chat.completions.create(
-                    **body, stream=True, extra_headers=self.access.request_headers()
-                )
+                if self.sdk_transform:
+                    return await self._client.chat.completions.create(
+                        **body, stream=True, extra_headers=self.access.request_headers()
+                    )
+                return await post_chat_stream(self._client, body, self.access.request_headers())
         except ProviderError as err:
             if "tools" in body and tools_rejected(err):
                 raise ToolsNotSupported(

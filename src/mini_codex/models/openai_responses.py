@@ -30,6 +30,8 @@ from typing import Any
 
 import anyio.to_thread
 import pydantic
+from openai import AsyncStream
+from openai.types.responses import Response, ResponseStreamEvent
 
 from mini_codex.models.base import (
     Completed,
@@ -51,7 +53,15 @@ from mini_codex.models.openai_sdk import (
     next_event,
     with_provider_label,
 )
+from mini_codex.models.request_body import (
+    RESPONSES_KEY_ORDER,
+    ItemBytesCache,
+    dumps,
+    join_array,
+    join_object,
+)
 from mini_codex.models.retry import classify_stream_failure
+from mini_codex.models.sdk_raw import post_stream
 from mini_codex.models.tokens import estimate_usage
 from mini_codex.protocol.items import CustomToolCall, ResponseItem, parse_response_item
 
@@ -122,17 +132,23 @@ def item_shape(data: dict[str, Any], *, keep_id: bool) -> dict[str, Any] | None:
             return None if not keep_id else data
 
 
+def request_item(item: ResponseItem) -> dict[str, Any] | None:
+    """One history item as Responses-API input under ``store=false``, None when not sent."""
+    data = item.to_json()
+    if data.get("type") == "reasoning" and data.get("encrypted_content") is None:
+        return None
+    return item_shape(data, keep_id=False)
+
+
 def request_input(items: Sequence[ResponseItem]) -> list[dict[str, Any]]:
     """History as Responses-API input under ``store=false`` (see the module docstring)."""
-    result: list[dict[str, Any]] = []
-    for item in items:
-        data = item.to_json()
-        if data.get("type") == "reasoning" and data.get("encrypted_content") is None:
-            continue
-        shaped = item_shape(data, keep_id=False)
-        if shaped is not None:
-            result.append(shaped)
-    return result
+    return [shaped for shaped in map(request_item, items) if shaped is not None]
+
+
+def encoded_request_item(item: ResponseItem) -> bytes | None:
+    """``request_item`` as JSON bytes (what ``ItemBytesCache`` keeps per history item)."""
+    shaped = request_item(item)
+    return None if shaped is None else dumps(shaped)
 
 
 def output_item(raw: Any) -> ResponseItem:
@@ -183,12 +199,27 @@ def _failure(response: Any) -> ProviderError:
 class OpenAIResponsesClient(OpenAISdkClient):
     """``ModelClient`` for the Responses API (one instance per session)."""
 
+    _input_cache: ItemBytesCache[ResponseItem] | None = None
+
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""
+        return {**self._body_fields(prompt), "input": request_input(prompt.input)}
+
+    def request_bytes(self, prompt: Prompt) -> bytes:
+        """The JSON body the SDK would send for ``request_body`` (with ``stream``), built from
+        the cached bytes of the history items (``models.request_body``)."""
+        cache = self._input_cache
+        if cache is None:
+            cache = self._input_cache = ItemBytesCache(encoded_request_item)
+        fields: dict[str, Any] = self._body_fields(prompt)
+        fields["stream"] = True
+        fields["input"] = join_array(cache.encode_all(prompt.input))
+        return join_object(fields, RESPONSES_KEY_ORDER)
+
+    def _body_fields(self, prompt: Prompt) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": prompt.model,
             "instructions": prompt.instructions,
-            "input": request_input(prompt.input),
             "tools": list(prompt.tools),
             "tool_choice": "auto",
             "parallel_tool_calls": prompt.parallel_tool_calls,
@@ -209,11 +240,21 @@ class OpenAIResponsesClient(OpenAISdkClient):
 
     async def stream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         with map_openai_errors(self.access):
-            sdk_stream = await self._client.responses.create(
-                **self.request_body(prompt),
-                stream=True,
-                extra_headers=self.access.request_headers(),
-            )
+            if self.sdk_transform:
+                sdk_stream = await self._client.responses.create(
+                    **self.request_body(prompt),
+                    stream=True,
+                    extra_headers=self.access.request_headers(),
+                )
+            else:
+                sdk_stream = await post_stream(
+                    self._client,
+                    "/responses",
+                    self.request_bytes(prompt),
+                    cast_to=Response,
+                    stream_cls=AsyncStream[ResponseStreamEvent],
+                    headers=self.access.request_headers(),
+                )
         outputs: list[ResponseItem] = []
         completed: Completed | None = None
         custom_calls: dict[str, str] = {}  # item id -> call id
@@ -285,9 +326,11 @@ def _map_event(
 __all__ = [
     "REASONING_MODEL_PREFIXES",
     "OpenAIResponsesClient",
+    "encoded_request_item",
     "item_shape",
     "output_item",
     "request_input",
+    "request_item",
     "supports_reasoning",
     "usage_from_response",
 ]

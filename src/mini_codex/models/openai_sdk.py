@@ -215,7 +215,14 @@ def idle_timeout_s(options: ModelClientOptions) -> float:
 
 
 class OpenAISdkClient:
-    """What both OpenAI-protocol providers share: the SDK client, its access, idle timeout."""
+    """What both OpenAI-protocol providers share: the SDK client, its access, idle timeout.
+
+    Requests go out as pre-serialized bodies through the SDK's raw request path
+    (``models.sdk_raw``); ``sdk_transform = True`` sends them through the SDK's typed ``create``
+    instead: the reference path that the byte-equality tests compare against.
+    """
+
+    sdk_transform: bool = False
 
     def __init__(
         self, client: openai.AsyncOpenAI, access: ProviderAccess, *, idle_timeout_s: float

@@ -1,0 +1,153 @@
+"""Request bodies as bytes, serialized once per history item (issue 13).
+
+The SDK's ``create`` methods walk every parameter through their typed transform on every request,
+so a long session pays for its whole history at each step. The providers instead build the body
+bytes here and hand them to the SDK's raw request path (``OpenAISdkClient.post_stream``), which
+keeps the SDK's headers, retries, error classes and typed SSE parsing.
+
+The bytes are exactly the ones the SDK would send for the same keyword arguments: keys in the
+order of its ``create`` body (``RESPONSES_KEY_ORDER`` / ``CHAT_KEY_ORDER``), compact separators,
+UTF-8 without ``\\u`` escapes of non-ASCII (``json.dumps(ensure_ascii=False, separators=(",",
+":"), allow_nan=False)``, which is what the SDK uses). orjson writes the same bytes for strings,
+integers, booleans and nulls; a value holding a float or anything orjson refuses is written by the
+standard encoder instead (floats print differently), so the bytes never differ.
+
+``ItemBytesCache`` keeps the bytes of the items sent last time, by identity (history items are
+frozen): a request re-encodes only items it has not seen (new ones, and the synthetic outputs
+of ``normalize_history``), so its cost does not grow with the history beyond a pointer walk and
+the final join of the bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Generic, TypeVar
+
+import orjson
+
+RESPONSES_KEY_ORDER = (
+    "model",
+    "stream",
+    "include",
+    "input",
+    "instructions",
+    "parallel_tool_calls",
+    "reasoning",
+    "store",
+    "text",
+    "tool_choice",
+    "tools",
+)
+"""Key order of the SDK's ``responses.create`` body (for the keys mini-codex sends)."""
+
+CHAT_KEY_ORDER = (
+    "model",
+    "stream",
+    "messages",
+    "parallel_tool_calls",
+    "response_format",
+    "stream_options",
+    "tools",
+)
+"""Key order of the SDK's ``chat.completions.create`` body (for the keys mini-codex sends)."""
+
+_STD_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_float(v) for v in value)
+    return False
+
+
+def dumps(value: Any) -> bytes:
+    """``value`` as the SDK would encode it (orjson where that gives the same bytes)."""
+    if not _has_float(value):
+        try:
+            return orjson.dumps(value)
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return _STD_ENCODER.encode(value).encode()
+
+
+def join_object(fields: Mapping[str, Any], order: Sequence[str]) -> bytes:
+    """A JSON object of ``fields`` in ``order``; a ``bytes`` value is taken as already encoded."""
+    parts: list[bytes] = []
+    for key in order:
+        if key not in fields:
+            continue
+        value = fields[key]
+        encoded = value if isinstance(value, bytes) else dumps(value)
+        parts.append(dumps(key) + b":" + encoded)
+    unknown = set(fields) - set(order)
+    if unknown:
+        raise ValueError(f"request body keys without a known position: {sorted(unknown)}")
+    return b"{" + b",".join(parts) + b"}"
+
+
+def join_array(encoded: Sequence[bytes | None]) -> bytes:
+    """A JSON array of already encoded elements (``None`` elements are left out)."""
+    return b"[" + b",".join(part for part in encoded if part is not None) + b"]"
+
+
+_Item = TypeVar("_Item")
+
+
+class ItemBytesCache(Generic[_Item]):
+    """The encoded form of each item of the last request, reused by identity.
+
+    ``encode(item)`` returns the item's bytes, or ``None`` when the item is not sent. Items
+    must be immutable (history items are frozen pydantic models). Only the entries of the
+    latest request are kept, so the cache holds no more than the history it mirrors.
+    """
+
+    def __init__(self, encode: Callable[[_Item], bytes | None]) -> None:
+        self._encode = encode
+        self._items: list[_Item] = []
+        self._encoded: list[bytes | None] = []
+        self.encoded_count = 0
+        """How many items were encoded (not taken from the cache) so far; for tests."""
+
+    def encode_all(self, items: Sequence[_Item]) -> list[bytes | None]:
+        """The encoded form of every item of ``items``, in order."""
+        previous, encoded = self._items, self._encoded
+        # The common prefix by identity, at C speed: history only grows between steps.
+        same = list(map(operator.is_, previous, items))
+        prefix = same.index(False) if False in same else len(same)
+        result = encoded[:prefix]
+        rest = items[prefix:]
+        if rest:
+            known = {id(item): encoded[i] for i, item in enumerate(previous[prefix:], prefix)}
+            for item in rest:
+                cached = known.get(id(item), _MISSING)
+                if cached is _MISSING:
+                    self.encoded_count += 1
+                    result.append(self._encode(item))
+                else:
+                    result.append(cached)
+        self._items = list(items)
+        self._encoded = result
+        return result
+
+    def clear(self) -> None:
+        self._items = []
+        self._encoded = []
+
+
+_MISSING: Any = object()
+
+
+__all__ = [
+    "CHAT_KEY_ORDER",
+    "RESPONSES_KEY_ORDER",
+    "ItemBytesCache",
+    "dumps",
+    "join_array",
+    "join_object",
+]

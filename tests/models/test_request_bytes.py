@@ -1,0 +1,258 @@
+"""The pre-serialized request path sends exactly the bytes of the SDK's typed ``create`` path.
+
+The same scripted session runs twice against the local server: once through the SDK's
+``create`` (``sdk_transform = True``, the reference) and once through the cached body bytes and
+the SDK's raw request path. Every request body must be byte-equal, and so must the
+``--trace-requests`` records. Retries (a stream cut before any item, a 5xx retried by the SDK)
+resend the same body.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from fake_openai_server import (
+    Reply,
+    chat_chunks,
+    chat_usage,
+    error_reply,
+    responses_events,
+    serve,
+    sse_reply,
+    usage,
+)
+
+from mini_codex.config import Config, ModelProviderConfig
+from mini_codex.models import ModelClientOptions
+from mini_codex.models.base import Prompt
+from mini_codex.models.chat_completions import ChatCompletionsClient
+from mini_codex.models.openai_responses import OpenAIResponsesClient
+from mini_codex.models.openai_sdk import OpenAISdkClient
+from mini_codex.models.request_body import ItemBytesCache, dumps
+from mini_codex.protocol.items import FunctionCallOutput, user_message
+from mini_codex.runtime.session import Session, SessionOptions
+from mini_codex.runtime.tool_router import RegisteredTool
+from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
+
+pytestmark = pytest.mark.anyio
+
+TRICKY = 'é ü 😀 \u2028 tab\t nl\n quote" back\\ ctl\x01\x1f del\x7f ≠ 中文'
+
+
+class EchoTool:
+    """Echoes its text; its schema carries floats (encoded by the standard encoder)."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name="echo",
+            description=f"Echo text. {TRICKY}",
+            kind="function",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string"},
+                    "ratio": {"type": "number", "minimum": 0.5, "maximum": 1e16},
+                },
+            },
+        )
+
+    async def call(self, payload: str, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(text=f"echo: {json.loads(payload)['text']}", success=True)
+
+
+def _responses_replies() -> list[Reply]:
+    replies = []
+    for n in range(3):
+        summary = [{"type": "summary_text", "text": f"think {n} {TRICKY}"}]
+        reasoning = {"type": "reasoning", "id": f"rs_{n}", "encrypted_content": f"enc-{n}",
+                     "summary": summary}  # fmt: skip
+        call = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
+                "name": "echo", "arguments": json.dumps({"text": f"{n} {TRICKY}"})}  # fmt: skip
+        replies.append(sse_reply(responses_events([reasoning, call], usage=usage(10, 2))))
+    final = {"type": "message", "id": "msg_done", "role": "assistant",
+             "content": [{"type": "output_text", "text": f"done {TRICKY}"}]}  # fmt: skip
+    replies.append(sse_reply(responses_events([final], usage=usage(20, 1))))
+    return replies
+
+
+def _chat_replies() -> list[Reply]:
+    def stream(chunks: list[bytes]) -> Reply:
+        return Reply(headers={"content-type": "text/event-stream"}, chunks=chunks)
+
+    replies = [
+        stream(
+            chat_chunks(
+                text=f"step {n} {TRICKY}",
+                tool_calls=[(f"call_{n}", "echo", json.dumps({"text": f"{n} {TRICKY}"}))],
+            )
+        )
+        for n in range(3)
+    ]
+    replies.append(stream(chat_chunks(text=f"done {TRICKY}", usage=chat_usage(40, 1))))
+    return replies
+
+
+async def _run(
+    tmp_path: Path, name: str, client: OpenAISdkClient, model: str
+) -> tuple[list[bytes], list[bytes]]:
+    """Run the scripted session; returns the request bodies' bytes and the trace records."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    traces: list[bytes] = []
+
+    def trace(prompt: Prompt) -> None:
+        # The turn and step ids are fresh uuids in every run; everything else must match.
+        record = orjson.dumps(prompt.to_trace_json())
+        traces.append(re.sub(rb'"(turn_id|step_id)":"[^"]*"', rb'"\1":"ID"', record))
+
+    options = SessionOptions(
+        cwd=work,
+        home=tmp_path / name,
+        client=client,  # type: ignore[arg-type]
+        config=Config(model=model, model_reasoning_effort="high"),
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        clock=lambda: datetime(2026, 12, 1, 12, 0, tzinfo=UTC),
+        tools=[RegisteredTool(EchoTool())],
+        on_request=trace,
+        output_schema={
+            "type": "object",
+            "properties": {"score": {"type": "number", "minimum": 0.25}},
+        },
+    )
+    try:
+        async with Session.open(options) as session:
+            await session.run_turn(f"echo three times {TRICKY}")
+    finally:
+        await client.aclose()
+    return [], traces
+
+
+async def _session_bodies(
+    tmp_path: Path, name: str, replies: list[Reply], make: Any, model: str, *, sdk: bool
+) -> tuple[list[bytes], list[bytes]]:
+    with serve(replies) as fake:
+        client = make(fake.url)
+        client.sdk_transform = sdk
+        _, traces = await _run(tmp_path, name, client, model)
+        return [request.raw for request in fake.requests], traces
+
+
+def _responses(url: str) -> OpenAIResponsesClient:
+    return OpenAIResponsesClient.from_options(
+        ModelClientOptions(
+            model="gpt-5.1-codex", provider=ModelProviderConfig(base_url=url), api_key="sk-test"
+        )
+    )
+
+
+def _chat(url: str) -> ChatCompletionsClient:
+    provider = ModelProviderConfig(base_url=url, wire_api="chat")
+    return ChatCompletionsClient.from_options(
+        ModelClientOptions(model="local-model", provider_name="local", provider=provider)
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "replies", "model"),
+    [(_responses, _responses_replies, "gpt-5.1-codex"), (_chat, _chat_replies, "local-model")],
+    ids=["responses", "chat"],
+)
+async def test_fast_path_sends_the_sdk_bytes_and_the_same_trace(
+    tmp_path: Path, make: Any, replies: Any, model: str
+) -> None:
+    reference, reference_trace = await _session_bodies(
+        tmp_path, "sdk", replies(), make, model, sdk=True
+    )
+    fast, fast_trace = await _session_bodies(tmp_path, "fast", replies(), make, model, sdk=False)
+    assert len(reference) == 4
+    assert fast == reference
+    assert fast_trace == reference_trace
+    body = json.loads(fast[-1])
+    assert body["stream"] is True
+    assert "é ü 😀 \u2028".encode() in fast[-1]  # non-ASCII as UTF-8, not \u-escaped
+
+
+async def test_a_stream_cut_before_any_item_is_retried_with_the_same_body(
+    tmp_path: Path,
+) -> None:
+    final = {"type": "message", "id": "msg_done", "role": "assistant",
+             "content": [{"type": "output_text", "text": "done"}]}  # fmt: skip
+    cut = responses_events([final], complete=False)[:2]  # created + in_progress only
+    replies = [
+        sse_reply(cut, cut="eof"),
+        sse_reply(responses_events([final], usage=usage(5, 1))),
+    ]
+    fast, _ = await _session_bodies(
+        tmp_path, "cut", replies, _responses, "gpt-5.1-codex", sdk=False
+    )
+    assert len(fast) == 2
+    assert fast[0] == fast[1]
+
+
+async def test_the_sdks_own_request_retry_resends_the_same_body(tmp_path: Path) -> None:
+    final = {"type": "message", "id": "msg_done", "role": "assistant",
+             "content": [{"type": "output_text", "text": "done"}]}  # fmt: skip
+    replies = [
+        error_reply(503, {"message": "overloaded"}),
+        sse_reply(responses_events([final], usage=usage(5, 1))),
+    ]
+    with serve(replies) as fake:
+        client = OpenAIResponsesClient.from_options(
+            ModelClientOptions(
+                model="gpt-5.1-codex",
+                provider=ModelProviderConfig(base_url=fake.url, request_max_retries=1),
+                api_key="sk-test",
+            )
+        )
+        prompt = Prompt(model="gpt-5.1-codex", instructions="be brief",
+                        input=(user_message(TRICKY),))  # fmt: skip
+        try:
+            events = [event async for event in client.stream(prompt)]
+        finally:
+            await client.aclose()
+        raws = [request.raw for request in fake.requests]
+        retry_counts = [request.headers.get("x-stainless-retry-count") for request in fake.requests]
+    assert len(events) >= 2
+    assert retry_counts == ["0", "1"]
+    assert raws[0] == raws[1] == client.request_bytes(prompt)
+
+
+def test_items_are_encoded_once_and_reused_by_identity() -> None:
+    cache: ItemBytesCache[FunctionCallOutput] = ItemBytesCache(lambda item: dumps(item.to_json()))
+    history = [FunctionCallOutput(call_id=f"c{n}", output=f"out {n}") for n in range(5)]
+    first = cache.encode_all(history)
+    assert cache.encoded_count == 5
+    synthetic = FunctionCallOutput(call_id="c9", output="aborted")
+    history.append(FunctionCallOutput(call_id="c5", output="out 5"))
+    second = cache.encode_all([*history[:2], synthetic, *history[2:]])
+    assert cache.encoded_count == 7  # the new item and the synthetic one
+    assert second == [
+        *first[:2],
+        dumps(synthetic.to_json()),
+        *first[2:],
+        dumps(history[5].to_json()),
+    ]
+    assert cache.encode_all(history[3:]) == [*first[3:], second[-1]]
+    assert cache.encoded_count == 7
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": 1.5, "b": [1e16, -0.0, 2.5e-7]},
+        {"big": 2**70, "ok": "x"},
+        {"s": TRICKY, "n": [1, None, True, False, -7]},
+    ],
+)
+def test_dumps_matches_the_sdk_encoding(value: Sequence[Any]) -> None:
+    sdk = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    assert dumps(value) == sdk
