@@ -5,13 +5,13 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, TextIO
 
 import anyio
 import orjson
 import typer
-from rich.console import Console
 
 from mini_codex.cli.env import (
     api_key_for,
@@ -37,7 +37,6 @@ from mini_codex.cli.exec_extras import (
     read_prompt,
     turn_input,
 )
-from mini_codex.cli.render import render_event
 from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
 from mini_codex.models.base import ModelClient, Prompt
@@ -51,6 +50,8 @@ from mini_codex.protocol.session_events import (
 )
 
 if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
+    from rich.console import Console
+
     from mini_codex.runtime.session import Session
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
@@ -122,10 +123,16 @@ class _Output:
         """Codex's exec events (printed with ``--json``); also tracks the final message."""
         self.stdout = stdout
         self.trace = trace
-        self.console = Console(file=stdout, highlight=False, soft_wrap=True)
         self.errors = 0
         self.streaming = False
         """True while an assistant message is being streamed delta by delta."""
+
+    @cached_property
+    def console(self) -> Console:
+        """Created on first human output: ``--json`` runs never import rich (start-up)."""
+        from rich.console import Console
+
+        return Console(file=self.stdout, highlight=False, soft_wrap=True)
 
     def event(self, event: SessionEvent) -> None:
         if isinstance(event, ErrorEvent):
@@ -147,6 +154,8 @@ class _Output:
             self.console.print()
             if _is_assistant_message(event):
                 return  # already shown as it streamed
+        from mini_codex.cli.render import render_event
+
         text = render_event(event)
         if text is not None:
             self.console.print(text)

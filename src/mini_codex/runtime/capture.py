@@ -15,13 +15,13 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig, LoadedAgentsMd
 from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.mcp.binding import McpBinding
-from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.mcp_tools import mcp_registered_tools
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
@@ -38,6 +38,9 @@ from mini_codex.world_state.sections import (
 )
 from mini_codex.world_state.sections.environments import Environment
 from mini_codex.world_state.sections.workspace import WorkspaceSection
+
+if TYPE_CHECKING:  # the MCP runtime (and its SDK) is loaded only when servers are configured
+    from mini_codex.mcp.runtime import McpRuntime
 
 CaptureProbe = Callable[[str], Awaitable[None]]
 """Called with the phase name before each await of a capture (tests use it to cancel there)."""
