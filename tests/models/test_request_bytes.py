@@ -34,9 +34,10 @@ from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.models import ModelClientOptions
 from mini_codex.models.base import Prompt
 from mini_codex.models.chat_completions import ChatCompletionsClient
-from mini_codex.models.openai_responses import OpenAIResponsesClient
+from mini_codex.models.openai_responses import OpenAIResponsesClient, output_item
 from mini_codex.models.openai_sdk import OpenAISdkClient
 from mini_codex.models.request_body import ItemBytesCache, dumps
+from mini_codex.models.sse_view import view
 from mini_codex.protocol.items import FunctionCallOutput, user_message
 from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
@@ -256,3 +257,32 @@ def test_items_are_encoded_once_and_reused_by_identity() -> None:
 def test_dumps_matches_the_sdk_encoding(value: Sequence[Any]) -> None:
     sdk = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     assert dumps(value) == sdk
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"type": "function_call", "id": "fc", "call_id": "c", "name": "f", "arguments": "{}",
+         "status": "completed"},
+        {"type": "message", "id": "m", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "hi", "annotations": []}]},
+        {"type": "message", "id": "m", "role": "assistant",
+         "content": [{"type": "refusal", "refusal": "no"}]},
+        {"type": "reasoning", "id": "r", "encrypted_content": "e",
+         "summary": [{"type": "summary_text", "text": "s"}],
+         "content": [{"type": "reasoning_text", "text": "t"}]},
+        {"type": "reasoning", "id": "r", "summary": [{"type": "summary_text"}]},
+        {"type": "web_search_call", "id": "ws", "status": "completed",
+         "action": {"type": "search", "query": "q"}},
+    ],
+    ids=["call", "message", "refusal", "reasoning", "part-without-text", "web-search"],
+)  # fmt: skip
+def test_decoded_output_items_read_like_the_sdk_models(item: dict[str, Any]) -> None:
+    from openai._models import construct_type
+    from openai.types.responses import ResponseOutputItem
+
+    typed = construct_type(type_=ResponseOutputItem, value=json.loads(json.dumps(item)))
+    expected = output_item(typed).to_json()
+    assert output_item(view(item)).to_json() == expected
+    assert list(output_item(view(item)).to_json()) == list(expected)  # the same key order
+    assert json.dumps(output_item(view(item)).to_json()) == json.dumps(expected)

@@ -14,7 +14,6 @@ from typing import Any
 import openai
 import orjson
 from openai import AsyncStream
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from mini_codex.models.request_body import CHAT_KEY_ORDER, dumps, join_object
 from mini_codex.models.sdk_raw import post_stream
@@ -35,14 +34,15 @@ def chat_request_bytes(body: dict[str, Any]) -> bytes:
 
 async def post_chat_stream(
     client: openai.AsyncOpenAI, body: dict[str, Any], headers: dict[str, Any]
-) -> AsyncStream[ChatCompletionChunk]:
-    """POST ``body`` to ``/chat/completions`` and return the SDK's typed chunk stream."""
+) -> AsyncStream[object]:
+    """POST ``body`` to ``/chat/completions``; the SDK's stream of decoded JSON chunks (read
+    them through ``sse_view.view``)."""
     return await post_stream(
         client,
         "/chat/completions",
         chat_request_bytes(body),
-        cast_to=ChatCompletion,
-        stream_cls=AsyncStream[ChatCompletionChunk],
+        cast_to=object,
+        stream_cls=AsyncStream[object],
         headers=headers,
     )
 

@@ -31,7 +31,6 @@ from typing import Any
 import anyio.to_thread
 import pydantic
 from openai import AsyncStream
-from openai.types.responses import Response, ResponseStreamEvent
 
 from mini_codex.models.base import (
     Completed,
@@ -62,6 +61,7 @@ from mini_codex.models.request_body import (
 )
 from mini_codex.models.retry import classify_stream_failure
 from mini_codex.models.sdk_raw import post_stream
+from mini_codex.models.sse_view import SseView, sdk_item_json, view
 from mini_codex.models.tokens import estimate_usage
 from mini_codex.protocol.items import CustomToolCall, ResponseItem, parse_response_item
 
@@ -153,7 +153,12 @@ def encoded_request_item(item: ResponseItem) -> bytes | None:
 
 def output_item(raw: Any) -> ResponseItem:
     """A streamed output item (SDK model or dict) as a history item, in the API's shape."""
-    data = raw.model_dump(mode="json", exclude_unset=True) if hasattr(raw, "model_dump") else raw
+    if isinstance(raw, SseView):
+        data: Any = sdk_item_json(raw.model_dump())
+    elif hasattr(raw, "model_dump"):
+        data = raw.model_dump(mode="json", exclude_unset=True)
+    else:
+        data = raw
     if not isinstance(data, dict):
         raise StreamError(f"malformed output item in the response stream: {raw!r}")
     shaped = item_shape(data, keep_id=True)
@@ -251,8 +256,8 @@ class OpenAIResponsesClient(OpenAISdkClient):
                     self._client,
                     "/responses",
                     self.request_bytes(prompt),
-                    cast_to=Response,
-                    stream_cls=AsyncStream[ResponseStreamEvent],
+                    cast_to=object,
+                    stream_cls=AsyncStream[object],
                     headers=self.access.request_headers(),
                 )
         outputs: list[ResponseItem] = []
@@ -264,6 +269,7 @@ class OpenAIResponsesClient(OpenAISdkClient):
                 event = await next_event(iterator, self.idle_timeout_s, self.access)
                 if event is None:
                     raise stream_closed_early()
+                event = view(event)  # a decoded JSON event (fast path) read like the SDK model
                 try:
                     mapped, completed = _map_event(event, outputs, custom_calls)
                 except ProviderError as err:
