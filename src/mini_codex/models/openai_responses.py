@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio.to_thread
+import orjson
 import pydantic
 from openai import AsyncStream
 
@@ -148,7 +149,11 @@ def request_input(items: Sequence[ResponseItem]) -> list[dict[str, Any]]:
 def encoded_request_item(item: ResponseItem) -> bytes | None:
     """``request_item`` as JSON bytes (what ``ItemBytesCache`` keeps per history item)."""
     shaped = request_item(item)
-    return None if shaped is None else dumps(shaped)
+    if shaped is None:
+        return None
+    if all(type(value) is str for value in shaped.values()):
+        return orjson.dumps(shaped)  # strings only (calls, text outputs): no float to mind
+    return dumps(shaped)
 
 
 def output_item(raw: Any) -> ResponseItem:
