@@ -38,6 +38,7 @@ from mini_codex.models.openai_responses import OpenAIResponsesClient, output_ite
 from mini_codex.models.openai_sdk import OpenAISdkClient
 from mini_codex.models.request_body import ItemBytesCache, dumps
 from mini_codex.models.sse_view import view
+from mini_codex.models.tokens import ItemTokenCache, estimate_usage
 from mini_codex.protocol.items import FunctionCallOutput, user_message
 from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
@@ -286,3 +287,15 @@ def test_decoded_output_items_read_like_the_sdk_models(item: dict[str, Any]) -> 
     assert output_item(view(item)).to_json() == expected
     assert list(output_item(view(item)).to_json()) == list(expected)  # the same key order
     assert json.dumps(output_item(view(item)).to_json()) == json.dumps(expected)
+
+
+def test_cached_token_estimates_equal_a_full_recount() -> None:
+    cache = ItemTokenCache()
+    history: list[Any] = [user_message(f"hello {TRICKY}")]
+    for n in range(4):
+        history.append(FunctionCallOutput(call_id=f"c{n}", output=f"output {n} " * (n + 1)))
+        prompt = Prompt(model="gpt-5.1-codex", instructions="be brief", input=tuple(history))
+        outputs = (FunctionCallOutput(call_id="x", output="y"),)
+        assert estimate_usage(prompt, outputs, cache) == estimate_usage(prompt, outputs)
+    shorter = Prompt(model="gpt-5.1-codex", instructions="", input=tuple(history[2:]))
+    assert estimate_usage(shorter, (), cache) == estimate_usage(shorter, ())

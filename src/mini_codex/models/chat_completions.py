@@ -460,7 +460,9 @@ class ChatCompletionsClient(OpenAISdkClient):
             yield OutputItemDone(item)
         usage = acc.usage
         if usage is None:
-            usage = await anyio.to_thread.run_sync(estimate_usage, prompt, tuple(outputs))
+            usage = await anyio.to_thread.run_sync(
+                estimate_usage, prompt, tuple(outputs), self.token_cache
+            )
         yield Completed(acc.response_id or None, usage)
 
 

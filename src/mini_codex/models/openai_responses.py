@@ -286,7 +286,9 @@ class OpenAIResponsesClient(OpenAISdkClient):
                 await sdk_stream.close()
         assert completed is not None
         if completed.usage is None:
-            usage = await anyio.to_thread.run_sync(estimate_usage, prompt, tuple(outputs))
+            usage = await anyio.to_thread.run_sync(
+                estimate_usage, prompt, tuple(outputs), self.token_cache
+            )
             completed = Completed(completed.response_id, usage, completed.end_turn)
         yield completed
 

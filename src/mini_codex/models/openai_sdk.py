@@ -43,6 +43,7 @@ from mini_codex.models.errors import (
 )
 from mini_codex.models.registry import ModelClientOptions
 from mini_codex.models.retry import classify_http_status, classify_stream_failure
+from mini_codex.models.tokens import ItemTokenCache
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CONNECT_TIMEOUT_S = 10.0
@@ -230,6 +231,8 @@ class OpenAISdkClient:
         self._client = client
         self.access = access
         self.idle_timeout_s = idle_timeout_s
+        self.token_cache = ItemTokenCache()
+        """Per-item token estimates for responses without usage (``models.tokens``)."""
 
     @classmethod
     def from_options(

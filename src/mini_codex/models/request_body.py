@@ -97,47 +97,59 @@ def join_array(encoded: Sequence[bytes | None]) -> bytes:
 
 
 _Item = TypeVar("_Item")
+_Value = TypeVar("_Value")
 
 
-class ItemBytesCache(Generic[_Item]):
-    """The encoded form of each item of the last request, reused by identity.
+class ItemCache(Generic[_Item, _Value]):
+    """A value computed once per item (its encoded bytes, its token count), reused by identity.
 
-    ``encode(item)`` returns the item's bytes, or ``None`` when the item is not sent. Items
-    must be immutable (history items are frozen pydantic models). Only the entries of the
-    latest request are kept, so the cache holds no more than the history it mirrors.
+    ``compute(item)`` gives the value of an item the cache has not seen. Items must be
+    immutable (history items are frozen pydantic models). Only the entries of the latest call
+    are kept, so the cache holds no more than the history it mirrors.
     """
 
-    def __init__(self, encode: Callable[[_Item], bytes | None]) -> None:
-        self._encode = encode
+    def __init__(self, compute: Callable[[_Item], _Value]) -> None:
+        self._compute = compute
         self._items: list[_Item] = []
-        self._encoded: list[bytes | None] = []
-        self.encoded_count = 0
-        """How many items were encoded (not taken from the cache) so far; for tests."""
+        self._values: list[_Value] = []
+        self.computed_count = 0
+        """How many values were computed (not taken from the cache) so far; for tests."""
 
-    def encode_all(self, items: Sequence[_Item]) -> list[bytes | None]:
-        """The encoded form of every item of ``items``, in order."""
-        previous, encoded = self._items, self._encoded
+    def values(self, items: Sequence[_Item]) -> list[_Value]:
+        """The value of every item of ``items``, in order."""
+        previous, values = self._items, self._values
         # The common prefix by identity, at C speed: history only grows between steps.
         same = list(map(operator.is_, previous, items))
         prefix = same.index(False) if False in same else len(same)
-        result = encoded[:prefix]
+        result = values[:prefix]
         rest = items[prefix:]
         if rest:
-            known = {id(item): encoded[i] for i, item in enumerate(previous[prefix:], prefix)}
+            known = {id(item): values[i] for i, item in enumerate(previous[prefix:], prefix)}
             for item in rest:
                 cached = known.get(id(item), _MISSING)
                 if cached is _MISSING:
-                    self.encoded_count += 1
-                    result.append(self._encode(item))
+                    self.computed_count += 1
+                    result.append(self._compute(item))
                 else:
                     result.append(cached)
         self._items = list(items)
-        self._encoded = result
+        self._values = result
         return result
 
     def clear(self) -> None:
         self._items = []
-        self._encoded = []
+        self._values = []
+
+
+class ItemBytesCache(ItemCache[_Item, "bytes | None"]):
+    """The encoded bytes of each history item (``None``: the item is not sent)."""
+
+    def encode_all(self, items: Sequence[_Item]) -> list[bytes | None]:
+        return self.values(items)
+
+    @property
+    def encoded_count(self) -> int:
+        return self.computed_count
 
 
 _MISSING: Any = object()
@@ -147,6 +159,7 @@ __all__ = [
     "CHAT_KEY_ORDER",
     "RESPONSES_KEY_ORDER",
     "ItemBytesCache",
+    "ItemCache",
     "dumps",
     "join_array",
     "join_object",
