@@ -55,9 +55,9 @@ from mini_codex.models.openai_sdk import (
 )
 from mini_codex.models.request_body import (
     RESPONSES_KEY_ORDER,
+    EncodedArray,
     ItemBytesCache,
     dumps,
-    join_array,
     join_object,
 )
 from mini_codex.models.retry import classify_stream_failure
@@ -223,7 +223,7 @@ class OpenAIResponsesClient(OpenAISdkClient):
             cache = self._input_cache = ItemBytesCache(encoded_request_item)
         fields: dict[str, Any] = self._body_fields(prompt)
         fields["stream"] = True
-        fields["input"] = join_array(cache.encode_all(prompt.input))
+        fields["input"] = EncodedArray(cache.encode_all(prompt.input))
         return join_object(fields, RESPONSES_KEY_ORDER)
 
     def _body_fields(self, prompt: Prompt) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, repeat
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -76,24 +77,47 @@ def dumps(value: Any) -> bytes:
     return _STD_ENCODER.encode(value).encode()
 
 
+class EncodedArray:
+    """A JSON array of already encoded elements (``None`` elements are left out), kept as
+    pieces so that the body is copied once, in ``join_object``."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, encoded: Sequence[bytes | None]) -> None:
+        present = [part for part in encoded if part is not None]
+        pieces: list[bytes] = list(chain.from_iterable(zip(repeat(b","), present)))
+        if pieces:
+            pieces[0] = b"["
+        else:
+            pieces = [b"["]
+        pieces.append(b"]")
+        self.pieces = pieces
+
+
 def join_object(fields: Mapping[str, Any], order: Sequence[str]) -> bytes:
-    """A JSON object of ``fields`` in ``order``; a ``bytes`` value is taken as already encoded."""
-    parts: list[bytes] = []
+    """A JSON object of ``fields`` in ``order``; a ``bytes`` value is taken as already encoded,
+    an ``EncodedArray`` as an array of encoded elements."""
+    unknown = set(fields) - set(order)
+    if unknown:
+        raise ValueError(f"request body keys without a known position: {sorted(unknown)}")
+    pieces: list[bytes] = []
     for key in order:
         if key not in fields:
             continue
         value = fields[key]
-        encoded = value if isinstance(value, bytes) else dumps(value)
-        parts.append(dumps(key) + b":" + encoded)
-    unknown = set(fields) - set(order)
-    if unknown:
-        raise ValueError(f"request body keys without a known position: {sorted(unknown)}")
-    return b"{" + b",".join(parts) + b"}"
+        pieces.append(b"," if pieces else b"{")
+        pieces.append(dumps(key) + b":")
+        if isinstance(value, EncodedArray):
+            pieces.extend(value.pieces)
+        else:
+            pieces.append(value if isinstance(value, bytes) else dumps(value))
+    pieces.append(b"}" if pieces else b"{}")
+    return b"".join(pieces)
 
 
 def join_array(encoded: Sequence[bytes | None]) -> bytes:
     """A JSON array of already encoded elements (``None`` elements are left out)."""
-    return b"[" + b",".join(part for part in encoded if part is not None) + b"]"
+    return b"".join(EncodedArray(encoded).pieces)
 
 
 _Item = TypeVar("_Item")
@@ -158,6 +182,7 @@ _MISSING: Any = object()
 __all__ = [
     "CHAT_KEY_ORDER",
     "RESPONSES_KEY_ORDER",
+    "EncodedArray",
     "ItemBytesCache",
     "ItemCache",
     "dumps",
