@@ -223,9 +223,14 @@ async def test_the_sdks_own_request_retry_resends_the_same_body(tmp_path: Path) 
             await client.aclose()
         raws = [request.raw for request in fake.requests]
         retry_counts = [request.headers.get("x-stainless-retry-count") for request in fake.requests]
+        framing = [
+            (request.headers.get("content-length"), request.headers.get("transfer-encoding"))
+            for request in fake.requests
+        ]
     assert len(events) >= 2
     assert retry_counts == ["0", "1"]
     assert raws[0] == raws[1] == client.request_bytes(prompt)
+    assert framing == [(str(len(raws[0])), None)] * 2  # framed as a bytes body, not chunked
 
 
 def test_items_are_encoded_once_and_reused_by_identity() -> None:

@@ -55,10 +55,11 @@ from mini_codex.models.openai_sdk import (
 )
 from mini_codex.models.request_body import (
     RESPONSES_KEY_ORDER,
+    ChunkedBody,
     EncodedArray,
     ItemBytesCache,
     dumps,
-    join_object,
+    object_pieces,
 )
 from mini_codex.models.retry import classify_stream_failure
 from mini_codex.models.sdk_raw import post_stream
@@ -216,15 +217,19 @@ class OpenAIResponsesClient(OpenAISdkClient):
         return {**self._body_fields(prompt), "input": request_input(prompt.input)}
 
     def request_bytes(self, prompt: Prompt) -> bytes:
-        """The JSON body the SDK would send for ``request_body`` (with ``stream``), built from
-        the cached bytes of the history items (``models.request_body``)."""
+        """The JSON body the SDK would send for ``request_body`` (with ``stream``)."""
+        return b"".join(self.request_pieces(prompt))
+
+    def request_pieces(self, prompt: Prompt) -> list[bytes]:
+        """``request_bytes`` in pieces, built from the cached bytes of the history items
+        (``models.request_body``) and sent without joining them into one buffer."""
         cache = self._input_cache
         if cache is None:
             cache = self._input_cache = ItemBytesCache(encoded_request_item)
         fields: dict[str, Any] = self._body_fields(prompt)
         fields["stream"] = True
         fields["input"] = EncodedArray(cache.encode_all(prompt.input))
-        return join_object(fields, RESPONSES_KEY_ORDER)
+        return object_pieces(fields, RESPONSES_KEY_ORDER)
 
     def _body_fields(self, prompt: Prompt) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -260,7 +265,7 @@ class OpenAIResponsesClient(OpenAISdkClient):
                 sdk_stream = await post_stream(
                     self._client,
                     "/responses",
-                    self.request_bytes(prompt),
+                    ChunkedBody(self.request_pieces(prompt)),
                     cast_to=object,
                     stream_cls=AsyncStream[object],
                     headers=self.access.request_headers(),

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Any, Generic, TypeVar
 
@@ -94,9 +94,9 @@ class EncodedArray:
         self.pieces = pieces
 
 
-def join_object(fields: Mapping[str, Any], order: Sequence[str]) -> bytes:
-    """A JSON object of ``fields`` in ``order``; a ``bytes`` value is taken as already encoded,
-    an ``EncodedArray`` as an array of encoded elements."""
+def object_pieces(fields: Mapping[str, Any], order: Sequence[str]) -> list[bytes]:
+    """The pieces of a JSON object of ``fields`` in ``order`` (joined: the object's bytes); a
+    ``bytes`` value is taken as already encoded, an ``EncodedArray`` as encoded elements."""
     unknown = set(fields) - set(order)
     if unknown:
         raise ValueError(f"request body keys without a known position: {sorted(unknown)}")
@@ -112,7 +112,63 @@ def join_object(fields: Mapping[str, Any], order: Sequence[str]) -> bytes:
         else:
             pieces.append(value if isinstance(value, bytes) else dumps(value))
     pieces.append(b"}" if pieces else b"{}")
-    return b"".join(pieces)
+    return pieces
+
+
+def join_object(fields: Mapping[str, Any], order: Sequence[str]) -> bytes:
+    """``object_pieces`` joined: the JSON object's bytes."""
+    return b"".join(object_pieces(fields, order))
+
+
+class ChunkedBody:
+    """A request body kept as pieces (the cached bytes of history items are not copied into
+    one big buffer): httpx reads it as an async file (``aread``) in chunks of about
+    ``CHUNK_BYTES``, the SDK rewinds it before a retry (``seek(0)``: the same bytes again),
+    and it is sent with its exact ``Content-Length`` (``length``), so the request is framed
+    as a bytes body would be."""
+
+    CHUNK_BYTES = 1 << 20
+
+    def __init__(self, pieces: Sequence[bytes]) -> None:
+        self._pieces = pieces
+        self.length = sum(map(len, pieces))
+        self._next = 0
+        self._offset = 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._offset
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if offset != 0 or whence != 0:
+            raise ValueError("a chunked request body can only be rewound to its start")
+        self._next = self._offset = 0
+        return 0
+
+    def read(self, size: int = -1) -> bytes:
+        """The next chunk (``size`` is a hint; b"" at the end)."""
+        start = stop = self._next
+        total = 0
+        while stop < len(self._pieces) and total < self.CHUNK_BYTES:
+            total += len(self._pieces[stop])
+            stop += 1
+        self._next = stop
+        self._offset += total
+        if stop - start == 1:
+            return self._pieces[start]
+        return b"".join(self._pieces[start:stop])
+
+    async def aread(self, size: int = -1) -> bytes:
+        return self.read(size)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        while chunk := self.read():
+            yield chunk
 
 
 def join_array(encoded: Sequence[bytes | None]) -> bytes:
@@ -188,4 +244,5 @@ __all__ = [
     "dumps",
     "join_array",
     "join_object",
+    "object_pieces",
 ]
