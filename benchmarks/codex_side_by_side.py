@@ -163,7 +163,7 @@ def make_rollout(path: Path, lines: int) -> None:
                 if ordinal >= lines:
                     break
                 line = re.sub(r'"ordinal":\d+', f'"ordinal":{ordinal}', line, count=1)
-                line = _CALL_ID.sub(lambda m: f'"call_id":"{m.group(1)}_{rep}"', line)
+                line = _CALL_ID.sub(f'"call_id":"\\1_{rep}"', line)
                 out.write(line + "\n")
                 ordinal += 1
             rep += 1
@@ -195,8 +195,8 @@ def run_turn(codex: Path, tmp: Path, runs: int) -> dict[str, list[Run]]:
                            "CODEX_HOME": str(codex_home(work / "home", server.url))}  # fmt: skip
                     argv = [str(codex), "exec", "--json", *CODEX_FLAGS, "run true 20 times"]
                 else:
-                    env = {**os.environ,
-                           "MINI_CODEX_HOME": str(mini_home(work / "home", server.url))}  # fmt: skip
+                    home = mini_home(work / "home", server.url)
+                    env = {**os.environ, "MINI_CODEX_HOME": str(home)}
                     argv = [*mini_argv(), "exec", "--json", "run true 20 times"]
                 (work / "project").mkdir()
                 results[who].append(measure(argv, cwd=work / "project", env=env))

@@ -36,7 +36,7 @@ from mini_codex.models.base import Prompt
 from mini_codex.models.chat_completions import ChatCompletionsClient
 from mini_codex.models.openai_responses import OpenAIResponsesClient, output_item
 from mini_codex.models.openai_sdk import OpenAISdkClient
-from mini_codex.models.request_body import ItemBytesCache, dumps
+from mini_codex.models.request_body import ChunkedBody, ItemBytesCache, dumps
 from mini_codex.models.sse_view import view
 from mini_codex.models.tokens import ItemTokenCache, estimate_usage
 from mini_codex.protocol.items import FunctionCallOutput, user_message
@@ -304,3 +304,18 @@ def test_cached_token_estimates_equal_a_full_recount() -> None:
         assert estimate_usage(prompt, outputs, cache) == estimate_usage(prompt, outputs)
     shorter = Prompt(model="gpt-5.1-codex", instructions="", input=tuple(history[2:]))
     assert estimate_usage(shorter, (), cache) == estimate_usage(shorter, ())
+
+
+@pytest.mark.parametrize("sizes", [[], [1], [3, 0, 5], [400_000] * 7, [2_000_000, 1, 1_500_000]])
+async def test_a_chunked_body_reads_back_its_pieces_and_rewinds(sizes: list[int]) -> None:
+    pieces = [bytes([65 + n % 26]) * size for n, size in enumerate(sizes)]
+    body = ChunkedBody(pieces)
+    assert body.length == sum(sizes)
+    first = [chunk async for chunk in body]
+    assert b"".join(first) == b"".join(pieces)
+    assert all(len(chunk) > 0 for chunk in first)
+    assert body.tell() == body.length
+    assert body.seek(0) == 0
+    assert body.read() == (first[0] if first else b"")
+    with pytest.raises(ValueError, match="rewound to its start"):
+        body.seek(5)
