@@ -58,6 +58,7 @@ from mini_codex.models.request_body import (
     ChunkedBody,
     EncodedArray,
     ItemBytesCache,
+    compact,
     dumps,
     object_pieces,
 )
@@ -153,7 +154,7 @@ def encoded_request_item(item: ResponseItem) -> bytes | None:
     if shaped is None:
         return None
     if all(type(value) is str for value in shaped.values()):
-        return orjson.dumps(shaped)  # strings only (calls, text outputs): no float to mind
+        return compact(orjson.dumps(shaped))  # strings only: no float to mind
     return dumps(shaped)
 
 
