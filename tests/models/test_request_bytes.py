@@ -34,12 +34,18 @@ from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.models import ModelClientOptions
 from mini_codex.models.base import Prompt
 from mini_codex.models.chat_completions import ChatCompletionsClient
-from mini_codex.models.openai_responses import OpenAIResponsesClient, output_item
+from mini_codex.models.openai_responses import (
+    OpenAIResponsesClient,
+    encoded_request_item,
+    item_shape,
+    output_item,
+    request_item,
+)
 from mini_codex.models.openai_sdk import OpenAISdkClient
 from mini_codex.models.request_body import ChunkedBody, ItemBytesCache, dumps
 from mini_codex.models.sse_view import view
 from mini_codex.models.tokens import ItemTokenCache, estimate_usage
-from mini_codex.protocol.items import FunctionCallOutput, user_message
+from mini_codex.protocol.items import FunctionCallOutput, parse_response_item, user_message
 from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
@@ -319,3 +325,39 @@ async def test_a_chunked_body_reads_back_its_pieces_and_rewinds(sizes: list[int]
     assert body.read() == (first[0] if first else b"")
     with pytest.raises(ValueError, match="rewound to its start"):
         body.seek(5)
+
+
+def _slow_request_item(item: Any) -> Any:
+    data = item.to_json()
+    if data.get("type") == "reasoning" and data.get("encrypted_content") is None:
+        return None
+    return item_shape(data, keep_id=False)
+
+
+def test_request_items_read_from_attributes_equal_the_dumped_shape() -> None:
+    corpus = Path(__file__).resolve().parents[1] / "fixtures" / "rollouts" / "codex"
+    items: list[Any] = []
+    for path in sorted(corpus.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("type") == "response_item":
+                items.append(parse_response_item(record["payload"]))
+    items += [
+        parse_response_item({"type": "message", "role": "assistant", "phase": "commentary",
+                             "id": "m1", "content": [{"type": "output_text", "text": "x",
+                                                      "annotations": []}]}),
+        parse_response_item({"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "see"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AA"}]}),
+        parse_response_item({"type": "function_call_output", "call_id": "c",
+                             "output": [{"type": "input_text", "text": "t"}]}),
+        parse_response_item({"type": "function_call", "call_id": "c", "name": "n",
+                             "arguments": "{}", "status": "completed", "namespace": "x"}),
+        user_message(TRICKY),
+    ]  # fmt: skip
+    assert len(items) > 100
+    for item in items:
+        assert json.dumps(request_item(item)) == json.dumps(_slow_request_item(item)), item
+        assert encoded_request_item(item) == (
+            None if _slow_request_item(item) is None else dumps(_slow_request_item(item))
+        )

@@ -66,7 +66,17 @@ from mini_codex.models.retry import classify_stream_failure
 from mini_codex.models.sdk_raw import post_stream
 from mini_codex.models.sse_view import SseView, sdk_item_json, view
 from mini_codex.models.tokens import estimate_usage
-from mini_codex.protocol.items import CustomToolCall, ResponseItem, parse_response_item
+from mini_codex.protocol.items import (
+    CustomToolCall,
+    CustomToolCallOutput,
+    FunctionCall,
+    FunctionCallOutput,
+    InputText,
+    Message,
+    OutputText,
+    ResponseItem,
+    parse_response_item,
+)
 
 REASONING_MODEL_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex-", "gpt-oss")
 """Model-name prefixes that get ``reasoning`` parameters (after any ``org/`` prefix)."""
@@ -135,8 +145,41 @@ def item_shape(data: dict[str, Any], *, keep_id: bool) -> dict[str, Any] | None:
             return None if not keep_id else data
 
 
+def _fast_request_item(item: ResponseItem) -> dict[str, Any] | None:
+    """``item_shape(item.to_json(), keep_id=False)`` read from the model's attributes for the
+    common items (no ``model_dump``: ~15 µs per item, which a resumed history of 100k items
+    pays once); None when the item needs the general path."""
+    if isinstance(item, FunctionCall):
+        return {
+            "type": "function_call",
+            "name": item.name,
+            "arguments": item.arguments,
+            "call_id": item.call_id,
+        }
+    if isinstance(item, FunctionCallOutput | CustomToolCallOutput):
+        if type(item.output) is not str:
+            return None
+        return {"type": item.type, "call_id": item.call_id, "output": item.output}
+    if isinstance(item, Message):
+        parts: list[dict[str, Any]] = []
+        for part in item.content:
+            if not isinstance(part, InputText | OutputText):
+                return None
+            parts.append({"type": part.type, "text": part.text})
+        shaped: dict[str, Any] = {"type": "message", "role": item.role}
+        phase = (item.model_extra or {}).get("phase")
+        if phase is not None:
+            shaped["phase"] = phase
+        shaped["content"] = parts
+        return shaped
+    return None
+
+
 def request_item(item: ResponseItem) -> dict[str, Any] | None:
     """One history item as Responses-API input under ``store=false``, None when not sent."""
+    fast = _fast_request_item(item)
+    if fast is not None:
+        return fast
     data = item.to_json()
     if data.get("type") == "reasoning" and data.get("encrypted_content") is None:
         return None
