@@ -361,3 +361,17 @@ def test_request_items_read_from_attributes_equal_the_dumped_shape() -> None:
         assert encoded_request_item(item) == (
             None if _slow_request_item(item) is None else dumps(_slow_request_item(item))
         )
+
+
+def test_an_event_view_reads_like_the_constructed_sdk_model() -> None:
+    event = view({"type": "response.completed", "response": {"id": "r", "end_turn": False,
+                  "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}},
+                  "choices": [{"delta": {"content": "x"}}]})  # fmt: skip
+    assert event.type == "response.completed"
+    assert event.response.usage.input_tokens == 3
+    assert event.response.model_extra["end_turn"] is False
+    assert getattr(event.response, "error", "absent") == "absent"
+    assert getattr(event.choices[0], "index", 0) == 0  # a missing field gives the default
+    assert event.choices[0].delta.content == "x"
+    assert event.response.model_dump(mode="json") == {"id": "r", "end_turn": False,
+        "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}}  # fmt: skip

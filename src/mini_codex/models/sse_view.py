@@ -7,7 +7,9 @@ back each event's JSON instead of constructing its typed model. Building those m
 classes of the discriminated union at once), and the providers only read a few fields.
 
 ``SseView`` answers the same attribute reads the providers make on the SDK's models:
-``view.field`` (None when absent; dicts and lists of dicts come back as views),
+``view.field`` (``AttributeError`` when absent, as for a field missing from a constructed
+model, so ``getattr(view, field, default)`` works alike; dicts and lists of dicts come back as
+views),
 ``view.model_extra`` (the whole JSON object: unknown fields such as ``end_turn`` are in it) and
 ``view.model_dump(...)`` (the JSON object as received, which is what ``model_dump(mode="json",
 exclude_unset=True)`` of the constructed model gives).
@@ -81,9 +83,12 @@ class SseView:
         self._data = data
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return view(self._data.get(name))
+        # A missing key raises, as a field missing from a constructed SDK model does, so
+        # ``getattr(event, name, default)`` gives the default on both paths.
+        try:
+            return view(self._data[name])
+        except KeyError:
+            raise AttributeError(name) from None
 
     @property
     def model_extra(self) -> dict[str, Any]:
