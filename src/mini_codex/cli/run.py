@@ -13,6 +13,7 @@ import orjson
 import typer
 from rich.console import Console
 
+from mini_codex.cli.approval_prompt import terminal_callback
 from mini_codex.cli.env import (
     api_key_for,
     child_environment,
@@ -20,6 +21,7 @@ from mini_codex.cli.env import (
     local_timezone,
     mini_codex_home,
     process_environment,
+    stdin_is_terminal,
     user_shell,
 )
 from mini_codex.cli.render import render_event
@@ -27,7 +29,7 @@ from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.registry import resolve_model
-from mini_codex.protocol.policy import SandboxPolicy
+from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ErrorEvent,
@@ -47,6 +49,14 @@ CdOpt = Annotated[Path | None, typer.Option("--cd", "-C", help="Working director
 SandboxOpt = Annotated[
     str | None,
     typer.Option("--sandbox", "-s", help="read-only | workspace-write | danger-full-access"),
+]
+ApprovalOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ask-for-approval",
+        "-a",
+        help="untrusted | on-failure | on-request | never (default: config approval_policy).",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print events as JSON lines on stdout.")]
 TraceOpt = Annotated[
@@ -82,15 +92,30 @@ def _sandbox(choice: str | None, config: Config) -> SandboxPolicy | None:
         case "read-only":
             return SandboxPolicy.read_only()
         case "workspace-write":
-            roots = tuple(config.sandbox_workspace_write.writable_roots)
+            settings = config.sandbox_workspace_write
             return SandboxPolicy.workspace_write(
-                roots, network_access=config.sandbox_workspace_write.network_access
+                tuple(settings.writable_roots),
+                network_access=settings.network_access,
+                exclude_tmpdir_env_var=settings.exclude_tmpdir_env_var,
+                exclude_slash_tmp=settings.exclude_slash_tmp,
             )
         case "danger-full-access":
             return SandboxPolicy.danger_full_access()
         case _:
             raise MiniCodexError(
                 f"unknown --sandbox {choice!r} (read-only, workspace-write, danger-full-access)"
+            )
+
+
+def _approval(choice: str | None) -> ApprovalPolicy | None:
+    match choice:
+        case None:
+            return None
+        case "untrusted" | "on-failure" | "on-request" | "never":
+            return choice
+        case _:
+            raise MiniCodexError(
+                f"unknown --ask-for-approval {choice!r} (untrusted, on-failure, on-request, never)"
             )
 
 
@@ -151,6 +176,7 @@ def run_session(
     trace_requests: Path | None,
     overrides: list[str],
     resume_path: Path | None = None,
+    approval: str | None = None,
 ) -> int:
     home = mini_codex_home()
     config = load_effective_config(home, overrides)
@@ -164,6 +190,7 @@ def run_session(
         raise MiniCodexError(f"--cd {cwd}: not a directory")
     # Everything that can be refused is checked before anything is created or opened.
     policy = _sandbox(sandbox, config)
+    approval_policy = _approval(approval)
     client = _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
@@ -180,12 +207,14 @@ def run_session(
         model="scripted" if model_name.startswith("scripted:") else slug,
         sandbox=policy,
         shell=user_shell(),
-        env=child_environment(),
+        env=child_environment(config),
         timezone=local_timezone(),
         resume_path=resume_path,
         on_event=output.event,
         on_request=output.request,
         environ=process_environment(),
+        approval_policy=approval_policy,
+        approval_callback=terminal_callback(interactive=stdin_is_terminal()),
     )
 
     interrupted: list[int] = []
@@ -257,6 +286,7 @@ def exec_command(
     model: ModelOpt = None,
     cd: CdOpt = None,
     sandbox: SandboxOpt = None,
+    ask_for_approval: ApprovalOpt = None,
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
@@ -271,6 +301,7 @@ def exec_command(
             as_json=json_,
             trace_requests=trace_requests,
             overrides=config or [],
+            approval=ask_for_approval,
         )
     )
 
@@ -284,6 +315,7 @@ def resume_command(
     model: ModelOpt = None,
     cd: CdOpt = None,
     sandbox: SandboxOpt = None,
+    ask_for_approval: ApprovalOpt = None,
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
@@ -308,6 +340,7 @@ def resume_command(
             trace_requests=trace_requests,
             overrides=config or [],
             resume_path=path,
+            approval=ask_for_approval,
         )
 
     _exit(run)
