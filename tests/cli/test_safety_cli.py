@@ -137,3 +137,20 @@ def test_execpolicy_check_refuses_a_bad_rules_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["execpolicy", "check", "--rules", str(rules), "--", "a"])
     assert result.exit_code == 2
     assert result.output == f"error: {rules}:1:1: match example 'b' does not match\n"
+
+
+def test_resuming_a_session_recorded_in_the_root_needs_cd(tmp_path: Path) -> None:
+    rollout = tmp_path / "rollout-2026-01-01T00-00-00-x.jsonl"
+    meta = {"id": "019b0000-0000-7000-8000-000000000000", "cwd": "/", "timestamp": "2026"}
+    line = {"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": meta}
+    rollout.write_text(json.dumps(line) + "\n")
+    result = CliRunner().invoke(
+        app,
+        ["resume", str(rollout), "--model", "scripted:none.jsonl", "go on"],
+        env={"MINI_CODEX_HOME": str(tmp_path / "home")},
+    )
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == (
+        "error: the session was recorded in /; resuming there would make it the sandbox's "
+        "writable root. Pass --cd DIR (--cd / to confirm)."
+    )

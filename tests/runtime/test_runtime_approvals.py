@@ -22,7 +22,9 @@ from mini_codex.protocol.approvals import (
 from mini_codex.protocol.events import TurnAborted
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.runtime.session import Session, SessionOptions
+from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
+from mini_codex.world_state.sections.permissions import unsandboxed_note
 
 pytestmark = pytest.mark.anyio
 
@@ -119,3 +121,26 @@ async def test_abort_stops_the_turn(tmp_path: Path) -> None:
     )
     outputs = [line.payload for line in lines if isinstance(line.payload, FunctionCallOutput)]
     assert [o.output for o in outputs] == ["The user denied this command and stopped the turn."]
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_without_any_sandbox_the_permissions_text_says_so(
+    tmp_path: Path, allowed: bool
+) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "home").mkdir()
+    model = ScriptedModel([shell("touch made", "call_1"), ScriptedResponse([assistant("ok")])])
+    config = Config.model_validate({"sandbox": {"allow_unsandboxed": allowed}})
+    options = SessionOptions(
+        cwd=tmp_path / "work", home=tmp_path / "home", client=model, config=config, env=ENV
+    )
+    async with Session.open(options) as session:
+        session.services.sandbox = SandboxAvailability(kind="none", reason="test: no sandbox")
+        await session.run_turn("make a file")
+    permissions = message_text(model.prompts[0].input[0])
+    expected = unsandboxed_note("test: no sandbox", allowed=allowed)
+    assert expected in permissions
+    assert ("WITHOUT a sandbox" in expected) is allowed
+    outputs = [i for i in model.prompts[1].input if isinstance(i, FunctionCallOutput)]
+    assert (tmp_path / "work" / "made").exists() is allowed
+    assert outputs[0].output.startswith("Exit code: 0" if allowed else "refused to run:")

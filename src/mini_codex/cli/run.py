@@ -185,6 +185,12 @@ def run_session(
 
     if cd is None and resume_path is not None:
         cd = _recorded_cwd(resume_path)
+        if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
+            # Resuming there would silently make the home (or /) the writable root.
+            raise MiniCodexError(
+                f"the session was recorded in {cd}; resuming there would make it the "
+                f"sandbox's writable root. Pass --cd DIR (--cd {cd} to confirm)."
+            )
     cwd = (cd or Path.cwd()).resolve()
     if not cwd.is_dir():
         raise MiniCodexError(f"--cd {cwd}: not a directory")
