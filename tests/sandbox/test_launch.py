@@ -73,8 +73,8 @@ def test_the_landlock_argv_carries_roots_protected_paths_and_network() -> None:
     roots = writable_roots(
         SandboxPolicy.workspace_write(exclude_slash_tmp=True), "/w", never_writable=["/h"]
     )
-    assert landlock_argv(["ls"], roots=roots, network_access=False, python="/py") == [
-        *("/py", "-I", "-m", "mini_codex.sandbox.landlock_shim"),
+    assert landlock_argv(["ls"], roots=roots, network_access=False, python="/py", shim="/s") == [
+        *("/py", "-I", "/s"),
         '{"writable":["/w"],"protected":["/w/.git","/w/.mini-codex","/w/.codex","/h"],'
         '"network":false}',
         *("--", "ls"),

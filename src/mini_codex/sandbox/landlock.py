@@ -1,7 +1,8 @@
 """The Landlock + seccomp fallback: the command line of the shim, and detecting that it works.
 
 Where bubblewrap cannot create namespaces (nested containers, a missing package), a command runs
-through ``python -m mini_codex.sandbox.landlock_shim SPEC -- ARGV...``. The shim confines itself,
+through ``python -I <dir>/landlock_shim.py SPEC -- ARGV...`` (the file, not ``-m``: importing the
+``mini_codex`` package would cost far more than the confinement). The shim confines itself,
 then ``exec``s the command (a re-exec shim, not ``preexec_fn``, so the confinement is applied by a
 single-threaded process before anything of the command runs):
 
@@ -29,15 +30,17 @@ import json
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import anyio
 
 from mini_codex.sandbox.bwrap import PROBE_TIMEOUT_S, SandboxAvailability
 from mini_codex.sandbox.policy import WritableRoots
 
-__all__ = ["SHIM_MODULE", "detect_landlock", "landlock_argv", "landlock_spec"]
+__all__ = ["SHIM_PATH", "detect_landlock", "landlock_argv", "landlock_spec"]
 
-SHIM_MODULE = "mini_codex.sandbox.landlock_shim"
+SHIM_PATH = str(Path(__file__).with_name("landlock_shim.py"))
+"""The shim runs as a script: it imports nothing from ``mini_codex``."""
 
 
 def landlock_spec(roots: WritableRoots, *, network_access: bool) -> str:
@@ -58,12 +61,13 @@ def landlock_argv(
     roots: WritableRoots,
     network_access: bool,
     python: str = sys.executable,
+    shim: str = SHIM_PATH,
 ) -> list[str]:
     """The argv running ``command`` confined by the shim (pure)."""
     if roots.unrestricted:
         raise ValueError("danger-full-access commands are not confined")
     spec = landlock_spec(roots, network_access=network_access)
-    return [python, "-I", "-m", SHIM_MODULE, spec, "--", *command]
+    return [python, "-I", shim, spec, "--", *command]
 
 
 async def detect_landlock() -> SandboxAvailability:

@@ -1,6 +1,6 @@
 """Child side of the Landlock + seccomp fallback: confine this process, then exec the command.
 
-Run as ``python -I -m mini_codex.sandbox.landlock_shim SPEC -- ARGV...`` (see ``landlock.py`` for
+Run as ``python -I <this file> SPEC -- ARGV...`` (see ``landlock.py`` for
 what is confined and why). Any failure to confine is fatal (exit 126 with one line on stderr): the
 command never runs half-confined.
 """
@@ -140,6 +140,21 @@ def _seccomp(network: bool, metadata: Iterable[str]) -> None:
     filt.load()
 
 
+def _fast_library_lookup() -> None:
+    """landlockpy and pyseccomp find libc and libseccomp with ``ctypes.util.find_library``, which
+    runs ``ldconfig`` in a subprocess (tens of ms per command). Their sonames are stable: give
+    them directly (this process only; it ``exec``s the command right after)."""
+    import ctypes.util
+
+    known = {"c": "libc.so.6", "seccomp": "libseccomp.so.2"}
+    original = ctypes.util.find_library
+
+    def find_library(name: str) -> str | None:
+        return known.get(name) or original(name)
+
+    ctypes.util.find_library = find_library
+
+
 def main(argv: Sequence[str]) -> None:
     if len(argv) < 3 or argv[1] != "--":
         _fail("usage: landlock_shim SPEC -- COMMAND...")
@@ -152,6 +167,7 @@ def main(argv: Sequence[str]) -> None:
         _fail(f"bad spec: {exc}")
     command = list(argv[2:])
     try:
+        _fast_library_lookup()
         _drop_capabilities()
         _landlock(writable, protected, network)
         _seccomp(network, _METADATA_SYSCALLS)
