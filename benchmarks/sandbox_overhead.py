@@ -53,7 +53,7 @@ async def main(commands: int, rounds: int) -> dict[str, object]:
     totals = dict.fromkeys(modes, 0.0)
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
-        for name, (policy, backend) in modes.items():  # warm-up
+        for policy, backend in modes.values():  # warm-up
             await timed(2, workspace, policy, backend)
         for _ in range(rounds):
             for name, (policy, backend) in modes.items():
