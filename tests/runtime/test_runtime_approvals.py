@@ -144,3 +144,26 @@ async def test_without_any_sandbox_the_permissions_text_says_so(
     outputs = [i for i in model.prompts[1].input if isinstance(i, FunctionCallOutput)]
     assert (tmp_path / "work" / "made").exists() is allowed
     assert outputs[0].output.startswith("Exit code: 0" if allowed else "refused to run:")
+
+
+async def test_session_approvals_survive_a_resume(tmp_path: Path) -> None:
+    script = [shell("touch one", "call_1"), ScriptedResponse([assistant("done")])]
+    session, _model, asked = await run_session(
+        tmp_path, script, [ApprovalAnswer(decision="approved_for_session")]
+    )
+    assert len(asked) == 1
+    assert session.rollout_path is not None
+    model = ScriptedModel([shell("touch one", "call_2"), ScriptedResponse([assistant("ok")])])
+    options = SessionOptions(
+        cwd=tmp_path / "work",
+        home=tmp_path / "home",
+        client=model,
+        config=Config(approval_policy="untrusted"),
+        env=ENV,
+        resume_path=session.rollout_path,
+    )
+    async with Session.open(options) as resumed:
+        assert resumed.approvals.session_prefixes() == [("touch", "one")]
+        await resumed.run_turn("again")
+    outputs = [i for i in model.prompts[1].input if isinstance(i, FunctionCallOutput)]
+    assert outputs[-1].output.startswith("Exit code: 0")

@@ -65,6 +65,10 @@ class SessionApprovals:
     def session_prefixes(self) -> list[tuple[str, ...]]:
         return list(self._prefixes)
 
+    def approve_prefix(self, prefix: Sequence[str]) -> None:
+        """Approve ``prefix`` for the session (a resumed session restores its prefixes)."""
+        self._add(prefix)
+
     def _add(self, prefix: Sequence[str]) -> None:
         item = tuple(prefix)
         if item and item not in self._prefixes:

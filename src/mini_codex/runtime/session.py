@@ -295,6 +295,16 @@ class Session:
         self.history.replace(state.history)
         if state.world_state is not None:
             self.history.set_world_state_baseline(WorldStateSnapshot.from_json(state.world_state))
+            # Commands approved for the session stay approved when it is resumed.
+            permissions = state.world_state.get("permissions")
+            saved = (
+                permissions.get("approved_command_prefixes")
+                if isinstance(permissions, dict)
+                else None
+            )
+            for prefix in saved if isinstance(saved, list) else []:
+                if isinstance(prefix, list):
+                    self.approvals.approve_prefix([str(word) for word in prefix])
         self.state.reference_context = state.reference_context
         settings = state.previous_turn_settings
         self.state.previous_model = settings.model if settings is not None else None
