@@ -1,8 +1,10 @@
-"""Find and load the session's command rules: ``$MINI_CODEX_HOME/rules/*.rules``, then the
-project's ``<cwd>/.mini-codex/rules/*.rules`` (each directory in name order).
+"""Find and load the session's command rules: ``$MINI_CODEX_HOME/rules/*.rules`` (the user's),
+then the project's ``<cwd>/.mini-codex/rules/*.rules`` (each directory in name order).
 
-A file that cannot be read or evaluated raises ``RulesError`` naming it (the session does not
-start with half its rules).
+Project rules come with the repository, so they may only tighten: their ``allow`` rules (which
+would run commands outside the sandbox without asking) are dropped; ``prompt`` and ``forbidden``
+apply. A file that cannot be read or evaluated raises ``RulesError`` naming it (the session does
+not start with half its rules).
 """
 
 from __future__ import annotations
@@ -11,15 +13,13 @@ from pathlib import Path
 
 from mini_codex.policy.rules import RulesError, RuleSet, load_rules
 
-__all__ = ["load_rule_files", "rule_file_paths"]
+__all__ = ["load_rule_files", "read_rule_files", "rule_file_paths"]
 
 
-def rule_file_paths(home: Path, cwd: Path) -> list[Path]:
-    found: list[Path] = []
-    for directory in (home / "rules", cwd / ".mini-codex" / "rules"):
-        if directory.is_dir():
-            found.extend(sorted(p for p in directory.glob("*.rules") if p.is_file()))
-    return found
+def rule_file_paths(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.glob("*.rules") if p.is_file())
 
 
 def read_rule_files(paths: list[Path]) -> RuleSet:
@@ -33,4 +33,7 @@ def read_rule_files(paths: list[Path]) -> RuleSet:
 
 
 def load_rule_files(home: Path, cwd: Path) -> RuleSet:
-    return read_rule_files(rule_file_paths(home, cwd))
+    user = read_rule_files(rule_file_paths(home / "rules"))
+    project = read_rule_files(rule_file_paths(cwd / ".mini-codex" / "rules"))
+    tightening = tuple(rule for rule in project.rules if rule.decision != "allow")
+    return RuleSet(user.rules + tightening)
