@@ -29,5 +29,5 @@ def test_user_rules_then_project_rules_without_their_allow_rules(tmp_path: Path)
 def test_a_bad_file_stops_the_session_with_its_name(tmp_path: Path) -> None:
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "bad.rules").write_text("prefix_rule(\n")
-    with pytest.raises(RulesError, match="bad.rules:"):
+    with pytest.raises(RulesError, match=r"bad\.rules:"):
         load_rule_files(tmp_path, tmp_path)
