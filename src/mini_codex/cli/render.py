@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from rich.text import Text
 
 from mini_codex.protocol import (
@@ -90,7 +92,7 @@ def render_event(event: SessionEvent) -> Text | None:
             return Text("turn interrupted", style="bold red")
         case SafetyDecision(decision="reject" | "sandbox_denied" | "denied" | "abort"):
             # Why a command did not run (what ran is visible from its own output).
-            what = " ".join(event.command) if event.command else event.tool
+            what = shlex.join(event.command) if event.command else event.tool
             return Text(f"{event.source} {event.decision}: {what} ({event.reason})", style="yellow")
         case SafetyDecision() | ExecApprovalRequest() | ApplyPatchApprovalRequest():
             return None
