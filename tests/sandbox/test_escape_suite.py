@@ -148,6 +148,13 @@ ESCAPES = {
     "write outside the roots": "echo x > {outside}/escaped.txt",
     "write through a symlinked directory": "echo x > link-dir/escaped.txt",
     "write through a symlinked file": "echo x > link-file",
+    "write through a symlink made by the command": (
+        "ln -s {outside} made-link; echo x > made-link/escaped.txt; "
+        "ln -s {outside}/target.txt made-file-link; echo x > made-file-link"
+    ),
+    "bind-mount outside into the workspace": (
+        "mkdir -p src/mnt; mount --bind {outside} src/mnt; echo x > src/mnt/escaped.txt"
+    ),
     "write into .git/hooks": "echo 'echo pwned' > .git/hooks/pre-commit",
     "umount .git, then write its hooks": "umount .git; umount -l .git; echo x > .git/hooks/post",
     "remount / read-write": (
