@@ -18,7 +18,10 @@ single-threaded process before anything of the command runs):
 * every capability is dropped from the bounding set and ``no_new_privs`` is set, so root inside
   is powerless (no mount, no ``CAP_DAC_OVERRIDE``).
 
-Processes are not isolated in a PID namespace here: the caller's process-group kill ends
+Landlock features follow the kernel's ABI (best effort): TCP rules need ABI 4 (seccomp blocks
+sockets anyway), signal and abstract-socket scoping need ABI 6 (Linux 6.12); on older kernels a
+command can signal other processes of the same user. Processes are not isolated in a PID
+namespace here: the caller's process-group kill ends
 background children (they cannot leave the group).
 What does not belong here: the confinement itself (``landlock_shim.py``), choosing a backend
 (``launch.py``).
