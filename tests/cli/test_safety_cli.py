@@ -154,3 +154,35 @@ def test_resuming_a_session_recorded_in_the_root_needs_cd(tmp_path: Path) -> Non
         "error: the session was recorded in /; resuming there would make it the sandbox's "
         "writable root. Pass --cd DIR (--cd / to confirm)."
     )
+
+
+def test_exec_on_a_terminal_asks_there(tmp_path: Path) -> None:
+    import pty
+
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    call = {"type": "function_call", "name": "shell", "arguments": {"command": "touch asked.txt"}}
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [{"output": [call]}, {"output": [{"type": "message", "content": "made it"}]}],
+    )
+    master, slave = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [str(MINI_CODEX), "exec", "-a", "untrusted", "--model", f"scripted:{script}", "--cd", str(work), "make a file"],
+            env=clean_env(home),
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.write(master, b"y\n")  # the terminal buffers the answer until the prompt reads it
+        _out, err = process.communicate(timeout=120)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert process.returncode == 0, err
+    assert "Run: /bin/bash -c 'touch asked.txt'" in err
+    assert "[y] yes" in err
+    assert (work / "asked.txt").exists()
