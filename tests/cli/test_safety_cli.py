@@ -170,7 +170,17 @@ def test_exec_on_a_terminal_asks_there(tmp_path: Path) -> None:
     master, slave = pty.openpty()
     try:
         process = subprocess.Popen(
-            [str(MINI_CODEX), "exec", "-a", "untrusted", "--model", f"scripted:{script}", "--cd", str(work), "make a file"],
+            [
+                str(MINI_CODEX),
+                "exec",
+                "-a",
+                "untrusted",
+                "--model",
+                f"scripted:{script}",
+                "--cd",
+                str(work),
+                "make a file",
+            ],
             env=clean_env(home),
             stdin=slave,
             stdout=subprocess.PIPE,
