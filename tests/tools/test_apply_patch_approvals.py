@@ -14,14 +14,18 @@ from mini_codex.protocol.approvals import (
     ApplyPatchApprovalRequest,
     ApprovalAnswer,
     ApprovalRequest,
+    SafetyDecision,
 )
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
+from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.recording import Recording
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.base import ToolContext, ToolOutput
 
 pytestmark = pytest.mark.anyio
+
+EVENTS: list[SessionEvent] = []
 
 
 @pytest.fixture
@@ -46,7 +50,7 @@ async def apply(
         assert answer is not None, "asked unexpectedly"
         return ApprovalAnswer(decision=answer)  # type: ignore[arg-type]
 
-    approvals = SessionApprovals(Recording(ContextManager(), None, lambda e: None), callback=user)
+    approvals = SessionApprovals(Recording(ContextManager(), None, EVENTS.append), callback=user)
     ctx = ToolContext(
         cwd=cwd,
         sandbox=SandboxPolicy.workspace_write(),
@@ -73,7 +77,10 @@ async def apply(
 async def test_inside_the_roots(
     tmp_path: Path, approval: ApprovalPolicy, answer: str | None, applied: bool, asks: int
 ) -> None:
+    EVENTS.clear()
     result, asked = await apply(tmp_path, approval, "inside.txt", answer)
+    decisions = [(e.source, e.decision) for e in EVENTS if isinstance(e, SafetyDecision)]
+    assert decisions == ([("policy", "ask"), ("user", answer)] if asks else [("policy", "run")])
     assert result.success is applied
     assert (tmp_path / "inside.txt").exists() is applied
     assert len(asked) == asks

@@ -19,7 +19,7 @@ from typing import Any, assert_never
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from mini_codex.policy.approval import Ask, Reject, assess_patch
+from mini_codex.policy.approval import Ask, Reject, Run, assess_patch
 from mini_codex.protocol.approvals import ApplyPatchApprovalRequest, SafetyDecision
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.tools.apply_patch.apply import (
@@ -138,6 +138,8 @@ class ApplyPatchTool:
                 return ToolOutput.failure(refusal)
         try:
             result = await self._apply(patch, ctx, ctx.sandbox)
+            if isinstance(first, Run):
+                await _record(ctx, "policy", "run", first.reason)
         except PatchOutsideSandboxError as exc:
             second = assess_patch(
                 approval=ctx.approval_policy, sandbox=ctx.sandbox.mode, within_roots=False
