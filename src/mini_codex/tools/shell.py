@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -129,7 +129,8 @@ class ShellTool:
         availability: SandboxAvailability | None = None,
         bwrap_executable: str = "bwrap",
     ) -> None:
-        """``availability`` overrides bubblewrap detection (tests, or a known-broken host)."""
+        """``availability`` overrides the session's sandbox detection (tests, a known-broken
+        host)."""
         self.default_timeout_ms = default_timeout_ms
         self.max_timeout_ms = max_timeout_ms
         self.max_output_bytes = max_output_bytes
@@ -180,12 +181,14 @@ class ShellTool:
                 sandboxed = not escalate and ctx.sandbox.mode != "danger-full-access"
             case Run(sandboxed=sandboxed, source=source, reason=reason):
                 await _record(ctx, argv, source, "run" if sandboxed else "run_unsandboxed", reason)
+            case _:
+                assert_never(assessment)
         return await self._execute(argv, ctx, workdir, timeout_ms, sandboxed=sandboxed)
 
     async def _execute(
         self, argv: list[str], ctx: ToolContext, workdir: Path, timeout_ms: int, *, sandboxed: bool
     ) -> ToolOutput:
-        backend = ctx.sandbox_backend or self.availability
+        backend = self.availability or ctx.sandbox_backend
         if backend is None:
             backend = await detect_sandbox(self.bwrap_executable, search_path=ctx.env.get("PATH"))
         try:
