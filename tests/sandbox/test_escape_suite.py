@@ -21,7 +21,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -32,6 +32,7 @@ from mini_codex.policy.environment import child_environment
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap
 from mini_codex.sandbox.landlock import detect_landlock
+from mini_codex.sandbox.launch import clear_sandbox_detection
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.base import ToolContext, ToolOutput
 from mini_codex.tools.shell import ShellTool
@@ -45,6 +46,7 @@ HOST_ENV = {
     "ANTHROPIC_API_KEY": SECRET,
     "LANG": "C.UTF-8",
 }
+NO_BACKEND_YET = SandboxAvailability(kind="none", reason="replaced by detection")
 POLICIES = {
     "workspace-write": SandboxPolicy.workspace_write(),
     "read-only": SandboxPolicy.read_only(),
@@ -362,3 +364,23 @@ async def test_apply_patch_has_no_escapes_either(host: Host, policy: str, attemp
     assert result.success is False
     assert "No files were changed." in result.text
     untouched(host)
+
+
+async def test_without_bwrap_detection_falls_back_to_landlock_and_still_confines(
+    host: Host,
+) -> None:
+    clear_sandbox_detection()
+    try:
+        ctx = replace(
+            context(host, POLICIES["workspace-write"], NO_BACKEND_YET), sandbox_backend=None
+        )
+        tool = ShellTool(bwrap_executable="no-such-bwrap")
+        command = f"echo x > {host.outside}/escaped.txt; echo top > top.txt; echo ok > src/ok"
+        result = await tool.call(json.dumps({"command": command}), ctx)
+    finally:
+        clear_sandbox_detection()
+    untouched(host)
+    assert "Warning" not in result.text
+    # Landlock's signature: no new file next to .git, but subdirectories stay writable.
+    assert not (host.workspace / "top.txt").exists()
+    assert (host.workspace / "src" / "ok").read_text() == "ok\n"
