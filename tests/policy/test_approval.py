@@ -13,7 +13,8 @@ RULES = load_rules(
         (
             "r.rules",
             'prefix_rule(pattern = ["make"])\n'
-            'prefix_rule(pattern = ["git", "push"], decision = "prompt", justification = "pushes")\n'
+            'prefix_rule(pattern = ["git", "push"], decision = "prompt",\n'
+            '            justification = "pushes")\n'
             'prefix_rule(pattern = ["rm", "-rf"], decision = "forbidden")\n',
         )
     ]
