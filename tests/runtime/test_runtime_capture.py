@@ -65,8 +65,8 @@ async def test_the_model_is_told_the_writable_roots_the_tools_enforce(
     async with open_session(tmp_path, script, sandbox=policy) as run:
         await run.session.run_turn("where may I write?")
         cwd = run.cwd
-    roots = [str(cwd), *(str(cwd / root) for root in extra_roots)]
-    expected = PermissionsSection("never", "workspace-write", writable_roots=roots)
+    roots = [str(cwd), *(str(cwd / root) for root in extra_roots), "/tmp"]
+    expected = PermissionsSection("on-request", "workspace-write", writable_roots=roots)
     developer = run.prompts[0].input[0]
     assert developer.to_json()["content"][0]["text"] == expected.instructions_fragment().text
     assert "The writable roots are `" + str(cwd) + "`" in expected.instructions_fragment().text

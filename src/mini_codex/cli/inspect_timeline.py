@@ -24,9 +24,11 @@ Grouping rules:
   replaces an existing baseline) lists the sections it changes and, for small changes, each
   changed key with its old and new value. A patch without a baseline is flagged (replay ignores
   it).
-* **Events.** Only the turn frame (``task_started``, ``task_complete``, ``turn_aborted``) and
-  ``thread_rolled_back`` are rows by default; other events (``user_message``, ``token_count``, …
-  mostly repeat items) are counted per turn, or shown as rows with ``show_events``.
+* **Events.** Only the turn frame (``task_started``, ``task_complete``, ``turn_aborted``),
+  ``thread_rolled_back`` and the safety events (``safety_decision``, ``exec_approval_request``,
+  ``apply_patch_approval_request``) are rows by default; other events (``user_message``,
+  ``token_count``, … mostly repeat items) are counted per turn, or shown as rows with
+  ``show_events``.
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ from mini_codex.protocol import (
     UnknownLine,
     UserMessageEvent,
     WorldStateLine,
+)
+from mini_codex.protocol.approvals import (
+    ApplyPatchApprovalRequest,
+    ExecApprovalRequest,
+    SafetyDecision,
 )
 from mini_codex.rollout.checkpoint import CHECKPOINT_KEY
 from mini_codex.rollout.entries import is_user_turn_boundary
@@ -282,6 +289,9 @@ class _Builder:
                     numbers = ", ".join(str(turn.number) for turn in marked)
                     text += f": turn{'s' if len(marked) != 1 else ''} {numbers}"
                 self.add(Row(number, "rollback", "thread_rolled_back", text))
+            case SafetyDecision() | ExecApprovalRequest() | ApplyPatchApprovalRequest():
+                # Safety decisions are always rows: why a command ran, was asked or refused.
+                self.add(Row(number, "event", event.type, event_text(event)))
             case _:
                 if isinstance(event, UserMessageEvent):
                     if self.by_user_input:

@@ -55,5 +55,9 @@ def _register() -> None:
 
     app.add_typer(mcp_app, name="mcp")
 
+    from mini_codex.cli.execpolicy_cmd import execpolicy_app
+
+    app.add_typer(execpolicy_app, name="execpolicy")
+
 
 _register()

@@ -13,6 +13,7 @@ import orjson
 import typer
 from rich.console import Console
 
+from mini_codex.cli.approval_prompt import terminal_callback
 from mini_codex.cli.env import (
     api_key_for,
     child_environment,
@@ -20,6 +21,7 @@ from mini_codex.cli.env import (
     local_timezone,
     mini_codex_home,
     process_environment,
+    stdin_is_terminal,
     user_shell,
 )
 from mini_codex.cli.exec_extras import (
@@ -42,7 +44,7 @@ from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.registry import resolve_model
-from mini_codex.protocol.policy import SandboxPolicy
+from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ErrorEvent,
@@ -65,6 +67,14 @@ SandboxOpt = Annotated[
 ]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print Codex's exec events as JSON lines on stdout.")
+]
+ApprovalOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ask-for-approval",
+        "-a",
+        help="untrusted | on-failure | on-request | never (default: config approval_policy).",
+    ),
 ]
 TraceOpt = Annotated[
     Path | None,
@@ -99,15 +109,30 @@ def _sandbox(choice: str | None, config: Config) -> SandboxPolicy | None:
         case "read-only":
             return SandboxPolicy.read_only()
         case "workspace-write":
-            roots = tuple(config.sandbox_workspace_write.writable_roots)
+            settings = config.sandbox_workspace_write
             return SandboxPolicy.workspace_write(
-                roots, network_access=config.sandbox_workspace_write.network_access
+                tuple(settings.writable_roots),
+                network_access=settings.network_access,
+                exclude_tmpdir_env_var=settings.exclude_tmpdir_env_var,
+                exclude_slash_tmp=settings.exclude_slash_tmp,
             )
         case "danger-full-access":
             return SandboxPolicy.danger_full_access()
         case _:
             raise MiniCodexError(
                 f"unknown --sandbox {choice!r} (read-only, workspace-write, danger-full-access)"
+            )
+
+
+def _approval(choice: str | None) -> ApprovalPolicy | None:
+    match choice:
+        case None:
+            return None
+        case "untrusted" | "on-failure" | "on-request" | "never":
+            return choice
+        case _:
+            raise MiniCodexError(
+                f"unknown --ask-for-approval {choice!r} (untrusted, on-failure, on-request, never)"
             )
 
 
@@ -176,6 +201,7 @@ def run_session(
     overrides: list[str],
     resume_path: Path | None = None,
     extras: ExecExtras | None = None,
+    approval: str | None = None,
 ) -> int:
     home = mini_codex_home()
     config = load_effective_config(home, overrides, profile=extras.profile if extras else None)
@@ -184,12 +210,19 @@ def run_session(
 
     if cd is None and resume_path is not None:
         cd = _recorded_cwd(resume_path)
+        if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
+            # Resuming there would silently make the home (or /) the writable root.
+            raise MiniCodexError(
+                f"the session was recorded in {cd}; resuming there would make it the "
+                f"sandbox's writable root. Pass --cd DIR (--cd {cd} to confirm)."
+            )
     cwd = (cd or Path.cwd()).resolve()
     if not cwd.is_dir():
         raise MiniCodexError(f"--cd {cwd}: not a directory")
     # Everything that can be refused is checked before anything is created or opened.
     policy = _sandbox(sandbox, config)
     user_input = turn_input(prompt, extras.images if extras else ())
+    approval_policy = _approval(approval)
     client = _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
@@ -207,7 +240,7 @@ def run_session(
         model="scripted" if model_name.startswith("scripted:") else slug,
         sandbox=policy,
         shell=user_shell(),
-        env=child_environment(),
+        env=child_environment(config),
         timezone=local_timezone(),
         resume_path=resume_path,
         persist=not extras.ephemeral,
@@ -215,6 +248,8 @@ def run_session(
         on_event=output.event,
         on_request=output.request,
         environ=process_environment(),
+        approval_policy=approval_policy,
+        approval_callback=terminal_callback(interactive=stdin_is_terminal()),
     )
 
     interrupted: list[int] = []
@@ -276,6 +311,7 @@ def exec_command(
     model: ModelOpt = None,
     cd: CdOpt = None,
     sandbox: SandboxOpt = None,
+    ask_for_approval: ApprovalOpt = None,
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
@@ -307,6 +343,7 @@ def exec_command(
             trace_requests=trace_requests,
             overrides=config or [],
             extras=extras,
+            approval=ask_for_approval,
         )
 
     _exit(run)
@@ -321,6 +358,7 @@ def resume_command(
     model: ModelOpt = None,
     cd: CdOpt = None,
     sandbox: SandboxOpt = None,
+    ask_for_approval: ApprovalOpt = None,
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
@@ -359,6 +397,7 @@ def resume_command(
             overrides=config or [],
             resume_path=path,
             extras=extras,
+            approval=ask_for_approval,
         )
 
     _exit(run)

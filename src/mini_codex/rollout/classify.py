@@ -38,6 +38,11 @@ from mini_codex.protocol import (
     UserMessageEvent,
     WorldStateItem,
 )
+from mini_codex.protocol.approvals import (
+    ApplyPatchApprovalRequest,
+    ExecApprovalRequest,
+    SafetyDecision,
+)
 from mini_codex.protocol.events import EVENT_MSG_ADAPTER
 from mini_codex.rollout.entries import (
     CONTEXT_ROLES,
@@ -241,6 +246,9 @@ EVENT_MODELS: dict[str, type[BaseModel]] = {
     "thread_rolled_back": ThreadRolledBack,
     "agent_message": AgentMessageEvent,
     "token_count": TokenCount,
+    "exec_approval_request": ExecApprovalRequest,
+    "apply_patch_approval_request": ApplyPatchApprovalRequest,
+    "safety_decision": SafetyDecision,
 }
 """Event types the protocol models (the rest decode as ``UnknownEvent``)."""
 

@@ -22,10 +22,12 @@ from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig, Loaded
 from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.mcp.binding import McpBinding
 from mini_codex.mcp.runtime import McpRuntime
+from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.mcp_tools import mcp_registered_tools
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
-from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap
+from mini_codex.sandbox.bwrap import SandboxAvailability
+from mini_codex.sandbox.launch import detect_sandbox
 from mini_codex.sandbox.policy import writable_roots
 from mini_codex.world_state import WorldState, WorldStateExtension
 from mini_codex.world_state.extensions import ExtensionContext, contribute_sections
@@ -37,6 +39,7 @@ from mini_codex.world_state.sections import (
     ToolsSection,
 )
 from mini_codex.world_state.sections.environments import Environment
+from mini_codex.world_state.sections.permissions import landlock_note, unsandboxed_note
 from mini_codex.world_state.sections.workspace import WorkspaceSection
 
 CaptureProbe = Callable[[str], Awaitable[None]]
@@ -67,6 +70,8 @@ class StepServices:
     """The global ``$MINI_CODEX_HOME/AGENTS.md`` text, placed before the project docs."""
     wrap_tool: Callable[[RegisteredTool], RegisteredTool] | None = None
     """Applied to every tool of a step (the session's ``PreToolUse``/``PostToolUse`` hooks)."""
+    approvals: SessionApprovals | None = None
+    """The session's approvals (their approved prefixes are captured into each step)."""
 
 
 async def _phase(services: StepServices, name: str) -> None:
@@ -110,7 +115,7 @@ async def capture_step(
 
     await _phase(services, "sandbox")
     if services.sandbox is None:
-        services.sandbox = await detect_bwrap()
+        services.sandbox = await detect_sandbox()
     sandbox = services.sandbox
 
     await _phase(services, "workspace")
@@ -141,6 +146,30 @@ async def capture_step(
         sandbox=sandbox,
         router=router,
         mcp=mcp,
+        approved_prefixes=(
+            tuple(services.approvals.session_prefixes()) if services.approvals is not None else ()
+        ),
+    )
+
+
+def _permissions(step: StepContext) -> PermissionsSection:
+    turn = step.turn
+    session = turn.session
+    note = None
+    if turn.sandbox.mode != "danger-full-access" and step.sandbox.kind == "none":
+        allowed = session.config.sandbox.allow_unsandboxed
+        note = unsandboxed_note(step.sandbox.reason, allowed=allowed)
+    elif turn.sandbox.mode == "workspace-write" and step.sandbox.kind == "landlock":
+        note = landlock_note()
+    roots = writable_roots(turn.sandbox, str(turn.cwd), tmpdir=session.env.get("TMPDIR"))
+    return PermissionsSection(
+        turn.approval_policy,
+        turn.sandbox.mode,
+        # What the tools enforce: for workspace-write, the cwd, the extra roots and the tmp dirs.
+        writable_roots=[str(root) for root in roots.roots],
+        network_access=turn.sandbox.network_access,
+        approved_command_prefixes=step.approved_prefixes,
+        sandbox_note=note,
     )
 
 
@@ -157,17 +186,7 @@ def build_world_state(
     world_state = WorldState()
     world_state.add(ModelSection(turn.model, turn.base_instructions, previous_model))
     world_state.add(AgentsMdSection(step.agents_md.text, step.agents_md.directory))
-    world_state.add(
-        PermissionsSection(
-            turn.approval_policy,
-            turn.sandbox.mode,
-            # What the tools enforce: for workspace-write, the cwd and the extra roots.
-            writable_roots=[
-                str(root) for root in writable_roots(turn.sandbox, str(turn.cwd)).roots
-            ],
-            network_access=turn.sandbox.network_access,
-        )
-    )
+    world_state.add(_permissions(step))
     world_state.add(
         EnvironmentsSection(
             step.environments, current_date=turn.current_date, timezone=turn.timezone

@@ -178,8 +178,9 @@ async def run_command(
     finally:
         _kill_group(pgid)
         with anyio.CancelScope(shield=True):
-            await process.wait()
-            await stdout.aclose()
+            # aclose() also closes the pipe transport: left to the garbage collector, it may
+            # be closed after the event loop (a noisy "Event loop is closed" at exit).
+            await process.aclose()
     wall_time = time.monotonic() - started
     exit_code = TIMEOUT_EXIT_CODE if timed_out else _exit_code(process.returncode)
     output = capture.output
