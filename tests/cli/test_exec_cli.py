@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from mini_codex.cli.main import app
 from mini_codex.protocol import FunctionCallOutput, ResponseItemLine, WorldStateLine
 from mini_codex.rollout.reader import read_rollout
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 
 MINI_CODEX = Path(sys.executable).parent / "mini-codex"
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the script\n*** End Patch\n"

@@ -36,7 +36,7 @@ from mini_codex.protocol import (
 )
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.protocol.session_events import ToolCallEnd
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.runtime.session import Session
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
 from mini_codex.runtime.tool_runtime import ToolCallItem, ToolCallRuntime, aborted_output_text

@@ -63,9 +63,9 @@ from mini_codex.protocol import (
     UserMessageEvent,
     WorldStateLine,
 )
-from mini_codex.rollout.checkpoint import CHECKPOINT_KEY
-from mini_codex.rollout.entries import is_user_turn_boundary
-from mini_codex.rollout.lines import ReadStats
+from mini_codex.rollout.replay.checkpoint import CHECKPOINT_KEY
+from mini_codex.rollout.replay.entries import is_user_turn_boundary
+from mini_codex.rollout.replay.lines import ReadStats
 
 __all__ = ["Row", "RowKind", "Step", "Timeline", "TimelineTurn", "build_timeline"]
 

@@ -4,15 +4,7 @@ Re-exports only. ``replay``, ``entries``, ``classify``, ``lines``, ``checkpoint`
 ``paths`` are pure; ``reader``, ``resume``, ``recorder``, ``locking`` and ``index`` do file I/O.
 """
 
-from mini_codex.rollout.checkpoint import (
-    CHECKPOINT_KEY,
-    CheckpointMeta,
-    PreviousTurnSettings,
-    WindowInfo,
-    checkpoint_payload,
-)
 from mini_codex.rollout.index import INDEX_FILENAME, RefreshResult, SessionIndex, SessionInfo
-from mini_codex.rollout.lines import ReadStats, decode_line, decode_text
 from mini_codex.rollout.locking import LockedRolloutFile
 from mini_codex.rollout.paths import (
     ROLLOUT_SUFFIXES,
@@ -29,21 +21,29 @@ from mini_codex.rollout.reader import (
     read_rollout,
 )
 from mini_codex.rollout.recorder import Clock, RecorderOptions, RolloutRecorder
-from mini_codex.rollout.replay import (
+from mini_codex.rollout.replay.checkpoint import (
+    CHECKPOINT_KEY,
+    CheckpointMeta,
+    PreviousTurnSettings,
+    WindowInfo,
+    checkpoint_payload,
+)
+from mini_codex.rollout.replay.lines import ReadStats, decode_line, decode_text
+from mini_codex.rollout.replay.reconstruct import (
     MALFORMED_CHECKPOINT,
     PATCH_WITHOUT_BASELINE,
     Reconstructed,
     reconstruct,
     reconstruct_from_newest,
 )
-from mini_codex.rollout.resume import load_resume_state, read_session_meta, replay_file
-from mini_codex.rollout.verify import (
+from mini_codex.rollout.replay.verify import (
     Invariant,
     VerifyResult,
     Violation,
     check_rollout,
     verify_rollout,
 )
+from mini_codex.rollout.resume import load_resume_state, read_session_meta, replay_file
 
 __all__ = [
     "CHECKPOINT_KEY",

@@ -42,9 +42,9 @@ from mini_codex.models.retry import RetryPolicy
 from mini_codex.protocol import ResponseItem, SessionMeta, user_message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.paths import new_thread_id, rollout_path
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
+from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.resume import load_resume_state
 from mini_codex.runtime.capture import CaptureProbe, StepServices
 from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext

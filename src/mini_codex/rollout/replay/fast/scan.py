@@ -1,10 +1,12 @@
 """The replay hot loop: raw line text → parsed → classified → folded, one loop per file (pure).
 
-What belongs here: :func:`scan_lines`, which feeds a :class:`~mini_codex.rollout.fold.Fold` from
-raw lines newest first exactly as ``fold.feed(classify(orjson.loads(line)))`` would, counting into
-``ReadStats`` the same way, but with the common well-formed lines handled inline. What does not:
-the fold's rules (``fold.py``), the classification rules (``classify.py``; every line this loop
-does not recognize at a glance goes through it), file reading (``reader.py``).
+What belongs here: :func:`scan_lines`, which feeds a ``fold.Fold`` from raw lines newest
+first exactly as ``fold.feed(classify(orjson.loads(line)))`` would, counting into ``ReadStats``
+the same way, but with the common well-formed lines handled inline. It reaches the fold only
+through its public steps (``Fold.add_item``, ``Fold.closer_run``, ``Fold.add_world_state``, …),
+never its segments. What does not: the fold's rules (``fold.py``), the classification rules
+(``classify.py``; every line this loop does not recognize at a glance goes through it), file
+reading (``rollout/reader.py``).
 
 Why a separate loop: a whole-file replay of a 1M-line rollout runs it a million times, and in
 CPython every function call and allocation per line shows. Each line first goes to the typed
@@ -25,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from mini_codex.rollout.classify import (
+from mini_codex.rollout.replay.classify import (
     EVENTS,
     TURN_CONTEXT_EXACT,
     classify_parsed_line,
@@ -33,11 +35,11 @@ from mini_codex.rollout.classify import (
     message_entry,
     message_facts,
 )
-from mini_codex.rollout.entries import TurnContextEntry, WorldStateEntry
-from mini_codex.rollout.exact import ITEM_CHECKS
-from mini_codex.rollout.fold import Fold, Segment
-from mini_codex.rollout.lines import ReadStats
-from mini_codex.rollout.typed_lines import (
+from mini_codex.rollout.replay.entries import TurnContextEntry, WorldStateEntry
+from mini_codex.rollout.replay.exact import ITEM_CHECKS
+from mini_codex.rollout.replay.fold import Fold, Segment
+from mini_codex.rollout.replay.lines import ReadStats
+from mini_codex.rollout.replay.typed_lines import (
     DECODE_REFUSED,
     EVENT_HINT,
     HINT_SLICE,

@@ -35,8 +35,8 @@ from mini_codex.protocol import (
     UnknownItem,
 )
 from mini_codex.protocol.items import RESPONSE_ITEM_ADAPTER, ContentPart
-from mini_codex.rollout.history import ItemSource
-from mini_codex.rollout.lines import DECODE_ERRORS
+from mini_codex.rollout.replay.history import ItemSource
+from mini_codex.rollout.replay.lines import DECODE_ERRORS
 
 __all__ = [
     "ITEM_CHECKS",

@@ -2,11 +2,11 @@
 
 What belongs here: :class:`Fold` — the reverse scan of spec/codex-worldstate.md §6.1 into turn
 segments (rollback, previous-turn settings, reference context, window, the history base), fed one
-:data:`~mini_codex.rollout.entries.Entry` at a time newest first, and the forward passes over what
-survived: the history (as a lazily validated :class:`~mini_codex.rollout.history.History`) and the
-world-state baseline. What does not: the entry points and the result type (``replay.py``, whose
-docstring describes the algorithm and where it refines the reference), the raw-line hot loop
-(``raw_scan.py``), decoding lines (``classify.py``, ``entries.py``). No I/O, no clock.
+entry (``entries.Entry``) at a time newest first, or through its narrow methods by the fast path
+(``fast/``), and the forward passes over what survived: the history (a lazily validated
+``history.History``) and the world-state baseline (``baseline.py``). What does not: the entry
+points and the result type (``reconstruct.py``, whose docstring describes the algorithm and where
+it refines the reference), decoding lines (``classify.py``, ``entries.py``). No I/O, no clock.
 
 Speed (a whole-file replay folds every line of the file): a segment keeps a valid item as its
 source (``bytes``/``dict``/typed item), not as an entry, so when nothing else was kept the history
@@ -24,8 +24,8 @@ from typing import TypeAlias, assert_never
 
 from mini_codex.jsonmerge import JsonObject, apply_merge_patch
 from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo, uuid_v7
-from mini_codex.rollout.entries import (
+from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo, uuid_v7
+from mini_codex.rollout.replay.entries import (
     CompactedEntry,
     Entry,
     InterAgentEntry,
@@ -40,9 +40,9 @@ from mini_codex.rollout.entries import (
     WorldStateEntry,
     is_user_turn_boundary,
 )
-from mini_codex.rollout.exact import item_source
-from mini_codex.rollout.history import History, ItemSource, materialize_item
-from mini_codex.rollout.lines import ReadStats
+from mini_codex.rollout.replay.exact import item_source
+from mini_codex.rollout.replay.history import History, ItemSource, materialize_item
+from mini_codex.rollout.replay.lines import ReadStats
 
 __all__ = ["MALFORMED_CHECKPOINT", "PATCH_WITHOUT_BASELINE", "Fold", "Kept", "Segment"]
 

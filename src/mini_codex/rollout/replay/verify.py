@@ -42,8 +42,8 @@ Checks, and what each can and cannot see:
   content matches the items before it.
 * **I6** — (a) a ``world_state`` or ``compacted`` written after a ``thread_rolled_back`` marker
   but before the next ``task_started``: Codex's replay (spec §6.1) discards it with the
-  rolled-back turn, while ``replay.py`` (which closes a segment at the marker) keeps it — either
-  way the file is ambiguous, and no writer should produce it (a rollback is written between
+  rolled-back turn, while ``reconstruct.py`` (which closes a segment at the marker) keeps it —
+  either way the file is ambiguous, and no writer should produce it (a rollback is written between
   turns); the fold here follows Codex and does not apply it; (b) a patch
   that cannot apply because the baseline is not an object. The replayed baseline at the end of the
   file is returned by :func:`check_rollout` so callers can compare it with full reconstruction.
@@ -70,7 +70,7 @@ from mini_codex.protocol.rollout import (
     TurnContextLine,
     WorldStateLine,
 )
-from mini_codex.rollout.entries import is_user_turn_boundary
+from mini_codex.rollout.replay.entries import is_user_turn_boundary
 
 __all__ = ["Invariant", "VerifyResult", "Violation", "check_rollout", "verify_rollout"]
 
