@@ -18,7 +18,7 @@ snapshot (each costs its own size, not the state's).
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, assert_never
 
@@ -142,13 +142,13 @@ class Fold:
             case ItemEntry():
                 self.item(entry)
             case WorldStateEntry():
-                self.segment().world_state.append(entry if entry.full else entry.state)
+                self.add_world_state(entry.full, entry.state)
             case TurnCompleteEntry():
                 self.turn_complete(entry.turn_id)
             case TurnStartedEntry():
                 self.turn_started(entry.turn_id)
             case UserMessageEntry():
-                self.segment().counts_as_user_turn = True
+                self.user_message()
             case TurnContextEntry():
                 self.turn_context(entry)
             case CompactedEntry():
@@ -196,6 +196,26 @@ class Fold:
             if special:
                 self.specials += 1
             active.items.append(kept)
+
+    def closer_run(self, kept: ItemSource) -> Callable[[ItemSource], None] | None:
+        """``add_item(kept, False, True)`` for a valid item that is model or tool output and no
+        boundary (a tool call or output), returning what adds the next such items while nothing
+        else is fed in between: the active segment's ``items.append``, or None when items are
+        no longer kept (older than the adopted base). The fast path's one shortcut into a
+        segment: after a closer, the active segment is never a legacy user turn, so each next
+        closer is just an append."""
+        self.add_item(kept, False, True)
+        if self.base is None:
+            return self.active.items.append  # type: ignore[union-attr]
+        return None
+
+    def add_world_state(self, full: bool, state: JsonObject) -> None:
+        """The ``WorldStateEntry`` case: a full snapshot or a patch joins the active segment."""
+        self.segment().world_state.append(WorldStateEntry(full, state) if full else state)
+
+    def user_message(self) -> None:
+        """The ``UserMessageEntry`` case: the active segment counts as a user turn."""
+        self.segment().counts_as_user_turn = True
 
     def turn_complete(self, turn_id: str | None) -> None:
         self.close_legacy()

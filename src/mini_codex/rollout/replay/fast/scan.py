@@ -35,9 +35,9 @@ from mini_codex.rollout.replay.classify import (
     message_entry,
     message_facts,
 )
-from mini_codex.rollout.replay.entries import TurnContextEntry, WorldStateEntry
+from mini_codex.rollout.replay.entries import TurnContextEntry
 from mini_codex.rollout.replay.exact import ITEM_CHECKS
-from mini_codex.rollout.replay.fold import Fold, Segment
+from mini_codex.rollout.replay.fold import Fold
 from mini_codex.rollout.replay.lines import ReadStats
 from mini_codex.rollout.replay.typed_lines import (
     DECODE_REFUSED,
@@ -78,7 +78,7 @@ def _turn_aborted(fold: Fold, turn_id: Any) -> None:
 
 
 def _user_message(fold: Fold, _: Any) -> None:
-    fold.segment().counts_as_user_turn = True
+    fold.user_message()
 
 
 def _rolled_back(fold: Fold, num_turns: Any) -> None:
@@ -121,6 +121,10 @@ def scan_lines(
     invalid = orjson.JSONDecodeError
     classify_parsed = classify_parsed_line
     feed = fold.feed
+    add_item = fold.add_item
+    closer_run = fold.closer_run
+    add_world_state = fold.add_world_state
+    resolved = fold.resolved
     routes = _ITEM_ROUTES
     events = _EVENTS
     modelled_events = EVENTS
@@ -175,7 +179,7 @@ def scan_lines(
                             append_item = None
                             step, field = action
                             step(fold, getattr(event, field))
-                            if early_exit and fold.resolved():
+                            if early_exit and resolved():
                                 return _unread(rest, stats)
                         continue
                 elif hint == world_state_hint:
@@ -185,8 +189,8 @@ def scan_lines(
                         pass
                     else:
                         append_item = None
-                        _add_world_state(fold, world_state.full, world_state.state)
-                        if early_exit and fold.resolved():
+                        add_world_state(world_state.full, world_state.state)
+                        if early_exit and resolved():
                             return _unread(rest, stats)
                         continue
                 elif hint == turn_context_hint and decode_turn_context is not None:
@@ -205,7 +209,7 @@ def scan_lines(
                                 context.realtime_active,
                             )
                         )
-                        if early_exit and fold.resolved():
+                        if early_exit and resolved():
                             return _unread(rest, stats)
                         continue
                 if not route:
@@ -253,7 +257,7 @@ def scan_lines(
                                 else:
                                     append_item = None
                                     fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
-                                    if early_exit and fold.resolved():
+                                    if early_exit and resolved():
                                         return _unread(rest, stats)
                                     continue
                         elif kind == "event_msg":
@@ -277,7 +281,7 @@ def scan_lines(
                                             append_item = None
                                             step, field = action
                                             step(fold, payload.get(field))
-                                            if early_exit and fold.resolved():
+                                            if early_exit and resolved():
                                                 return _unread(rest, stats)
                                         continue
                                 elif event_kind not in modelled_events:
@@ -289,15 +293,15 @@ def scan_lines(
                             state = payload.get("state")
                             if type(full) is bool and type(state) is dict:
                                 append_item = None
-                                _add_world_state(fold, full, state)
-                                if early_exit and fold.resolved():
+                                add_world_state(full, state)
+                                if early_exit and resolved():
                                     return _unread(rest, stats)
                                 continue
                         elif kind == "turn_context":
                             if turn_context_exact is not None and turn_context_exact(payload):
                                 append_item = None
                                 _add_turn_context(fold, payload)
-                                if early_exit and fold.resolved():
+                                if early_exit and resolved():
                                     return _unread(rest, stats)
                                 continue
                     if not route:
@@ -310,51 +314,19 @@ def scan_lines(
                     if append_item is not None:
                         append_item(raw)
                         continue
-                    active = fold.active
-                    if active is None or (
-                        active.counts_as_user_turn
-                        and active.turn_id is None
-                        and not active.task_framed
-                    ):
-                        if active is not None:
-                            fold.finalize()
-                        active = fold.active = Segment()
-                    if fold.base is None:
-                        append_item = active.items.append
-                        append_item(raw)
-                    elif early_exit and fold.resolved():
+                    append_item = closer_run(raw)
+                    if append_item is None and early_exit and resolved():
                         return _unread(rest, stats)
                     continue
-                # A valid message: fold.add_item(raw, boundary, closer), inlined.
+                # A valid message.
                 append_item = None
                 boundary, closer, _ = facts  # type: ignore[misc]
-                active = fold.active
-                if active is None or (
-                    closer
-                    and active.counts_as_user_turn
-                    and active.turn_id is None
-                    and not active.task_framed
-                ):
-                    if active is not None:
-                        fold.finalize()
-                    active = fold.active = Segment()
-                if boundary:
-                    active.counts_as_user_turn = True
-                if fold.base is None:
-                    active.items.append(raw)
-                if early_exit and fold.resolved():
+                add_item(raw, boundary, closer)
+                if early_exit and resolved():
                     return _unread(rest, stats)
         return None
     finally:
         stats.lines += lines
-
-
-def _add_world_state(fold: Fold, full: bool, state: dict[str, Any]) -> None:
-    """The ``WorldStateEntry`` case of ``Fold.feed``."""
-    active = fold.active
-    if active is None:
-        active = fold.active = Segment()
-    active.world_state.append(WorldStateEntry(full, state) if full else state)
 
 
 def _add_turn_context(fold: Fold, payload: dict[str, Any]) -> None:
