@@ -161,7 +161,7 @@ async def test_backoff_doubles_is_capped_and_a_server_delay_wins(tmp_path: Path)
     script.append(ScriptedResponse([assistant("finally")]))
     model = ScriptedModel(script)
     async with open_session(tmp_path, []) as run:
-        step = await capture_step(run.session.new_turn_context(), run.session.services, 1)
+        step, _ = await capture_step(run.session.new_turn_context(), run.session.services, 1)
         outcome = await run_sampling_request(
             step,
             model,

@@ -35,7 +35,7 @@ from mini_codex.protocol import (
 )
 from mini_codex.protocol.items import Message
 from mini_codex.protocol.session_events import ErrorEvent, StepStarted
-from mini_codex.runtime.capture import StepServices, build_world_state, capture_step
+from mini_codex.runtime.capture import StepServices, capture_step
 from mini_codex.runtime.context_updates import (
     record_context_updates,
     record_step_world_state_if_changed,
@@ -130,13 +130,12 @@ async def run_turn(
     last_message: str | None = None
     try:
         required_mcp = _mentioned_mcp_servers(user_input)
-        first_step = await capture_step(turn, env.services, 1, required_mcp_servers=required_mcp)
-        live = build_world_state(
-            first_step,
+        first_step, live = await capture_step(
+            turn,
+            env.services,
+            1,
+            required_mcp_servers=required_mcp,
             previous_model=state.previous_model,
-            extensions=env.services.extensions,
-            persist_cap=env.services.persist_cap,
-            render_cap=env.services.render_cap,
         )
         update = await record_context_updates(
             recording, live, turn.to_turn_context_item(), state.reference_context
@@ -161,15 +160,12 @@ async def run_turn(
                 world_state = live
             else:
                 sequence += 1
-                step = await capture_step(
-                    turn, env.services, sequence, required_mcp_servers=required_mcp
-                )
-                world_state = build_world_state(
-                    step,
+                step, world_state = await capture_step(
+                    turn,
+                    env.services,
+                    sequence,
+                    required_mcp_servers=required_mcp,
                     previous_model=state.previous_model,
-                    extensions=env.services.extensions,
-                    persist_cap=env.services.persist_cap,
-                    render_cap=env.services.render_cap,
                 )
             next_step = None
             changed = await record_step_world_state_if_changed(recording, live, world_state)
