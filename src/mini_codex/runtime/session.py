@@ -50,7 +50,7 @@ from mini_codex.runtime.capture import CaptureProbe, StepServices
 from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.tool_router import RegisteredTool
-from mini_codex.runtime.turn import TurnEnv, TurnState, run_turn
+from mini_codex.runtime.turn import TurnDeps, TurnState, run_turn
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.shell import ShellTool
 from mini_codex.tools.update_plan import UpdatePlanTool
@@ -106,6 +106,7 @@ class SessionOptions:
     base_instructions: str | None = None
     shell: str = "/bin/bash"
     env: Mapping[str, str] = field(default_factory=dict)
+    """The environment of tool child processes (``cli/`` picks an allow-list)."""
     timezone: str = "Etc/UTC"
     clock: Callable[[], datetime] = _local_now
     resume_path: Path | None = None
@@ -376,14 +377,14 @@ class Session:
         interrupted = True
         try:
             turn = self.new_turn_context(turn_id)
-            env = TurnEnv(
+            deps = TurnDeps(
                 services=self.services,
                 client=self.options.client,
                 retry=self._retry,
                 on_request=self.options.on_request,
             )
             with scope:
-                result = await run_turn(self.state, turn, items, env)
+                result = await run_turn(self.state, turn, items, deps)
                 interrupted = False
                 return result
             return None  # interrupted

@@ -87,7 +87,11 @@ class TurnState:
 
 
 @dataclass(frozen=True)
-class TurnEnv:
+class TurnDeps:
+    """What ``run_turn`` works with besides the session state: capture services, the model
+    client, the retry policy. (Names: ``env`` is a child process's environment, ``environ``
+    the whole process environment, ``environments`` the execution environments of a turn.)"""
+
     services: StepServices
     client: ModelClient
     retry: RetryPolicy
@@ -119,7 +123,7 @@ async def _persist_event(
 
 
 async def run_turn(
-    state: TurnState, turn: TurnContext, user_input: Sequence[ResponseItem], env: TurnEnv
+    state: TurnState, turn: TurnContext, user_input: Sequence[ResponseItem], deps: TurnDeps
 ) -> str | None:
     """Run one turn to completion; returns the last agent message (None on error/abort)."""
     recording = state.recording
@@ -132,7 +136,7 @@ async def run_turn(
         required_mcp = _mentioned_mcp_servers(user_input)
         first_step, live = await capture_step(
             turn,
-            env.services,
+            deps.services,
             1,
             required_mcp_servers=required_mcp,
             previous_model=state.previous_model,
@@ -162,7 +166,7 @@ async def run_turn(
                 sequence += 1
                 step, world_state = await capture_step(
                     turn,
-                    env.services,
+                    deps.services,
                     sequence,
                     required_mcp_servers=required_mcp,
                     previous_model=state.previous_model,
@@ -180,7 +184,7 @@ async def run_turn(
             )
             try:
                 outcome = await run_sampling_request(
-                    step, env.client, recording, policy=env.retry, on_request=env.on_request
+                    step, deps.client, recording, policy=deps.retry, on_request=deps.on_request
                 )
             except ModelError as err:
                 recording.emit(ErrorEvent(message=str(err), turn_id=turn.turn_id))
@@ -235,4 +239,4 @@ async def run_turn(
     return last_message
 
 
-__all__ = ["TokenTotals", "TurnEnv", "TurnState", "run_turn"]
+__all__ = ["TokenTotals", "TurnDeps", "TurnState", "run_turn"]
