@@ -1,7 +1,8 @@
 """Rollout files: the append-only session log — writing, reading, reconstructing, checking.
 
-Re-exports only. ``replay``, ``entries``, ``classify``, ``lines``, ``checkpoint``, ``verify`` and
-``paths`` are pure; ``reader``, ``resume``, ``recorder``, ``locking`` and ``index`` do file I/O.
+Re-exports only. ``replay/`` is the pure core (decoding lines, the reconstruction fold, the
+forward replay, the invariant checks); ``reader``, ``resume``, ``recorder``, ``locking``,
+``index`` and ``paths`` are the file side (see docs/rollout.md, "Layout").
 """
 
 from mini_codex.rollout.index import INDEX_FILENAME, RefreshResult, SessionIndex, SessionInfo
@@ -21,6 +22,13 @@ from mini_codex.rollout.reader import (
     read_rollout,
 )
 from mini_codex.rollout.recorder import Clock, RecorderOptions, RolloutRecorder
+from mini_codex.rollout.replay import (
+    MALFORMED_CHECKPOINT,
+    PATCH_WITHOUT_BASELINE,
+    Reconstructed,
+    reconstruct,
+    reconstruct_from_newest,
+)
 from mini_codex.rollout.replay.checkpoint import (
     CHECKPOINT_KEY,
     CheckpointMeta,
@@ -29,13 +37,6 @@ from mini_codex.rollout.replay.checkpoint import (
     checkpoint_payload,
 )
 from mini_codex.rollout.replay.lines import ReadStats, decode_line, decode_text
-from mini_codex.rollout.replay.reconstruct import (
-    MALFORMED_CHECKPOINT,
-    PATCH_WITHOUT_BASELINE,
-    Reconstructed,
-    reconstruct,
-    reconstruct_from_newest,
-)
 from mini_codex.rollout.replay.verify import (
     Invariant,
     VerifyResult,

@@ -19,13 +19,17 @@ Modules, in dependency order:
 * ``verify`` — the ordering invariants a file can show (I1, I3, I5, I6).
 """
 
+from mini_codex.rollout.replay.baseline import Baseline, PendingRollback
+from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
+from mini_codex.rollout.replay.fold import MALFORMED_CHECKPOINT, PATCH_WITHOUT_BASELINE, Fold
+from mini_codex.rollout.replay.forward import (
+    BaselineChange,
+    ForwardReplay,
+    ReplayObserver,
+    TurnSegment,
+)
 from mini_codex.rollout.replay.reconstruct import (
-    MALFORMED_CHECKPOINT,
-    PATCH_WITHOUT_BASELINE,
-    PreviousTurnSettings,
     Reconstructed,
-    WindowInfo,
-    checkpoint_payload,
     reconstruct,
     reconstruct_entries,
     reconstruct_from_newest,
@@ -35,10 +39,16 @@ from mini_codex.rollout.replay.reconstruct import (
 __all__ = [
     "MALFORMED_CHECKPOINT",
     "PATCH_WITHOUT_BASELINE",
+    "Baseline",
+    "BaselineChange",
+    "Fold",
+    "ForwardReplay",
+    "PendingRollback",
     "PreviousTurnSettings",
     "Reconstructed",
+    "ReplayObserver",
+    "TurnSegment",
     "WindowInfo",
-    "checkpoint_payload",
     "reconstruct",
     "reconstruct_entries",
     "reconstruct_from_newest",

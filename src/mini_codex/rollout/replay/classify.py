@@ -63,7 +63,6 @@ from mini_codex.rollout.replay.exact import (
     PART_CHECKS,
     exact_field_spec,
     fields_check,
-    has_exact_fields,
     item_source,
 )
 from mini_codex.rollout.replay.history import ItemSource
@@ -85,7 +84,6 @@ __all__ = [
     "content_facts",
     "count_lines",
     "exact_field_spec",
-    "has_exact_fields",
     "message_entry",
     "message_facts",
 ]

@@ -45,22 +45,16 @@ from mini_codex.protocol import RolloutLine, SessionMeta, TurnContextItem, Unkno
 from mini_codex.rollout.replay.checkpoint import (
     PreviousTurnSettings,
     WindowInfo,
-    checkpoint_payload,
 )
 from mini_codex.rollout.replay.classify import count_lines
 from mini_codex.rollout.replay.entries import Entry, entry_from_line
 from mini_codex.rollout.replay.fast import scan_lines
-from mini_codex.rollout.replay.fold import MALFORMED_CHECKPOINT, PATCH_WITHOUT_BASELINE, Fold, Ref
+from mini_codex.rollout.replay.fold import Fold, Ref
 from mini_codex.rollout.replay.history import History
 from mini_codex.rollout.replay.lines import ReadStats
 
 __all__ = [
-    "MALFORMED_CHECKPOINT",
-    "PATCH_WITHOUT_BASELINE",
-    "PreviousTurnSettings",
     "Reconstructed",
-    "WindowInfo",
-    "checkpoint_payload",
     "reconstruct",
     "reconstruct_entries",
     "reconstruct_from_newest",

@@ -120,21 +120,20 @@ def scan_lines(
     loads = orjson.loads
     invalid = orjson.JSONDecodeError
     classify_parsed = classify_parsed_line
-    feed = fold.feed
-    add_item = fold.add_item
-    closer_run = fold.closer_run
-    add_world_state = fold.add_world_state
-    resolved = fold.resolved
+    # The fold's steps (bound once: this loop runs per line).
+    feed, add_item, closer_run = fold.feed, fold.add_item, fold.closer_run
+    add_world_state, resolved = fold.add_world_state, fold.resolved
     routes = _ITEM_ROUTES
     events = _EVENTS
     modelled_events = EVENTS
     turn_context_exact = TURN_CONTEXT_EXACT
     early_exit = fold.early_exit
     decoders = typed_decoders()
-    decode_item = decoders.decode_item
-    decode_event = decoders.decode_event
-    decode_world_state = decoders.decode_world_state
-    decode_turn_context = decoders.decode_turn_context
+    decode_item, decode_event = decoders.decode_item, decoders.decode_event
+    decode_world_state, decode_turn_context = (
+        decoders.decode_world_state,
+        decoders.decode_turn_context,
+    )
     world_state_hint = WORLD_STATE_HINT
     turn_context_hint = TURN_CONTEXT_HINT
     refused = DECODE_REFUSED
