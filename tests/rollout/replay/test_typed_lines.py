@@ -28,8 +28,7 @@ from mini_codex.rollout.reader import iter_raw_blocks_reverse
 from mini_codex.rollout.replay import reconstruct_lines
 from mini_codex.rollout.replay.classify import EVENTS, TURN_CONTEXT_EXACT
 from mini_codex.rollout.replay.exact import ITEM_CHECKS, ITEM_FIELDS, exact_field_spec
-from mini_codex.rollout.replay.lines import ReadStats
-from mini_codex.rollout.replay.typed_lines import (
+from mini_codex.rollout.replay.fast.typed_lines import (
     DECODE_REFUSED,
     EVENT_HINT,
     HINT_SLICE,
@@ -38,6 +37,7 @@ from mini_codex.rollout.replay.typed_lines import (
     WORLD_STATE_HINT,
     typed_decoders,
 )
+from mini_codex.rollout.replay.lines import ReadStats
 
 STAMP = "2026-08-22T00:00:00.000Z"
 HINTS = {

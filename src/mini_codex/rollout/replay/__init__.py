@@ -8,11 +8,12 @@ Modules, in dependency order:
 
 * ``lines`` — one line of text → a typed ``RolloutLine`` (tolerant: bad lines are counted).
 * ``checkpoint``, ``history`` — checkpoint payloads and window identity; lazily validated history.
-* ``exact``, ``entries``, ``classify``, ``typed_lines`` — the replay view of a line
+* ``exact``, ``entries``, ``classify`` — the replay view of a line
   (:data:`~mini_codex.rollout.replay.entries.Entry`) from typed lines, parsed JSON or raw text.
 * ``baseline`` — the world-state baseline rules (spec §6.3) and the rollback rule (§6.1), once.
 * ``fold`` — the reverse scan of spec §6.1 and the forward passes (history, baseline, window).
-* ``fast`` — the raw-line hot loop: feeds the fold exactly as the slow path would (P2).
+* ``fast`` — the raw-line hot loop and its typed msgspec decoders: feeds the fold exactly as
+  the slow path would (P2).
 * ``reconstruct`` — the entry points and the result (:class:`Reconstructed`).
 * ``forward`` — the same rules in file order, with an observer (per-line baseline, segments,
   rollbacks), which ``verify``, ``rollout inspect`` and the session index build on.

@@ -356,7 +356,7 @@ ITEM_FIELDS: dict[str, Fields] = {
     kind: fields for kind, (_, fields, _) in _WRITTEN_FOR.items() if kind in ITEM_CHECKS
 }
 """Item ``type`` → the fields its (current) exact check was written for: annotation, required.
-``typed_lines.py`` builds its decoders from these, so they are pinned the same way."""
+``fast/typed_lines.py`` builds its decoders from these, so they are pinned the same way."""
 
 
 def item_source(payload: dict[str, Any]) -> ItemSource | None:

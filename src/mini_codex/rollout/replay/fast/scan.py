@@ -37,9 +37,7 @@ from mini_codex.rollout.replay.classify import (
 )
 from mini_codex.rollout.replay.entries import TurnContextEntry
 from mini_codex.rollout.replay.exact import ITEM_CHECKS
-from mini_codex.rollout.replay.fold import Fold
-from mini_codex.rollout.replay.lines import ReadStats
-from mini_codex.rollout.replay.typed_lines import (
+from mini_codex.rollout.replay.fast.typed_lines import (
     DECODE_REFUSED,
     EVENT_HINT,
     HINT_SLICE,
@@ -48,6 +46,8 @@ from mini_codex.rollout.replay.typed_lines import (
     WORLD_STATE_HINT,
     typed_decoders,
 )
+from mini_codex.rollout.replay.fold import Fold
+from mini_codex.rollout.replay.lines import ReadStats
 
 __all__ = ["EVENT_ACTIONS", "scan_lines"]
 
