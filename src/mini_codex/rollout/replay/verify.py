@@ -71,14 +71,12 @@ from mini_codex.protocol.rollout import (
     TurnContextLine,
     WorldStateLine,
 )
-from mini_codex.rollout.replay.entries import is_user_turn_boundary
+from mini_codex.rollout.replay.entries import CONTEXT_ROLES, is_user_turn_boundary
 from mini_codex.rollout.replay.forward import ForwardReplay
 
 __all__ = ["Invariant", "VerifyResult", "Violation", "check_rollout", "verify_rollout"]
 
 Invariant: TypeAlias = Literal["I1", "I3", "I5", "I6"]
-
-_CONTEXT_ROLES = frozenset({"user", "developer", "system"})
 
 
 @dataclass(frozen=True)
@@ -204,7 +202,7 @@ class _BaselineFold:
 
 def _is_model_output(line: ResponseItemLine) -> bool:
     item = line.payload
-    return not (isinstance(item, Message) and item.role in _CONTEXT_ROLES)
+    return not (isinstance(item, Message) and item.role in CONTEXT_ROLES)
 
 
 def _block_violations(lines: Sequence[RolloutLine], numbers: list[int]) -> list[Violation]:
