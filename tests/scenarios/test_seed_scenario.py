@@ -27,7 +27,7 @@ from mini_codex.protocol import (
     WorldStateLine,
 )
 from mini_codex.rollout.reader import read_rollout
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
 from mini_codex.world_state import format_model_visible_layout

@@ -35,7 +35,7 @@ from mini_codex.protocol.approvals import (
     ExecApprovalRequest,
     SafetyDecision,
 )
-from mini_codex.rollout.entries import is_user_turn_boundary
+from mini_codex.rollout.replay.entries import is_user_turn_boundary
 
 __all__ = [
     "RowKind",

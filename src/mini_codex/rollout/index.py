@@ -44,9 +44,9 @@ from mini_codex.protocol import (
     UserMessageEvent,
     message_text,
 )
-from mini_codex.rollout.entries import is_user_turn_boundary
 from mini_codex.rollout.paths import ROLLOUT_SUFFIXES, parse_rollout_filename
 from mini_codex.rollout.reader import read_rollout
+from mini_codex.rollout.replay.entries import is_user_turn_boundary
 
 __all__ = ["INDEX_FILENAME", "RefreshResult", "SessionIndex", "SessionInfo"]
 

@@ -4,7 +4,7 @@ What belongs here: opening a rollout (``.jsonl`` or zstd-compressed ``.jsonl.zst
 errors into :class:`~mini_codex.errors.RolloutError` (the one boundary), streaming its non-blank
 lines forward or newest first (in blocks from the end of the file, so a resume reads only the
 tail), the typed whole-file read :func:`read_rollout`, and the schema gate. What does not: decoding
-a line (``lines.py``) and reconstruction (``replay.py``).
+a line (``replay/lines.py``) and reconstruction (``replay/reconstruct.py``).
 
 Tolerance (spec §5.4): bad JSON, unknown kinds and malformed payloads are counted and reported,
 never fatal; a torn last line (a crash mid-write) is just a bad line. An empty file, a missing or
@@ -23,7 +23,7 @@ from typing import IO
 
 from mini_codex.errors import RolloutError, RolloutSchemaError
 from mini_codex.protocol import MINI_CODEX_SCHEMA, RolloutLine, SessionMeta, SessionMetaLine
-from mini_codex.rollout.lines import INVALID_JSON, ReadStats, decode_line, parse_json
+from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
 
 BLOCK_SIZE = 1 << 18
 """Bytes read per step when streaming a file backwards."""

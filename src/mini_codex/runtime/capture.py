@@ -5,7 +5,8 @@ set (ours) → MCP binding (``McpRuntime.binding_for_step``: refresh if dirty, w
 ``mcp://``-mentioned servers, the shared grace for optional ones; empty when no runtime) →
 ToolRouter (core tools + the binding's MCP tools). Every await is a
 cancellation point; a cancelled capture or a tool collision publishes nothing (the exception
-propagates and no ``StepContext`` exists).
+propagates and no ``StepContext`` exists). The step comes with the WorldState its requests show
+(:func:`build_world_state`, the section order of DESIGN §4).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import anyio
 
@@ -80,16 +82,25 @@ async def _phase(services: StepServices, name: str) -> None:
     await anyio.lowlevel.checkpoint()
 
 
+class CapturedStep(NamedTuple):
+    """A captured step and the WorldState built from it."""
+
+    step: StepContext
+    world_state: WorldState
+
+
 async def capture_step(
     turn: TurnContext,
     services: StepServices,
     sequence: int,
     *,
     required_mcp_servers: Collection[str] = (),
-) -> StepContext:
-    """Capture everything a model request may see; returns the complete, frozen step.
+    previous_model: str | None = None,
+) -> CapturedStep:
+    """Capture everything a model request may see: the complete, frozen step and its WorldState.
 
     ``required_mcp_servers``: servers named by ``mcp://NAME`` in the turn's input, waited for.
+    ``previous_model``: the model of the previous turn (the ``model`` section tells a switch).
     """
     await _phase(services, "environments")
     shell_name = os.path.basename(turn.session.shell) or None
@@ -136,7 +147,7 @@ async def capture_step(
         registered = [services.wrap_tool(entry) for entry in registered]
     router = ToolRouter.build(registered)
 
-    return StepContext(
+    step = StepContext(
         turn=turn,
         step_id=services.new_id(),
         sequence=sequence,
@@ -150,6 +161,14 @@ async def capture_step(
             tuple(services.approvals.session_prefixes()) if services.approvals is not None else ()
         ),
     )
+    world_state = build_world_state(
+        step,
+        previous_model=previous_model,
+        extensions=services.extensions,
+        persist_cap=services.persist_cap,
+        render_cap=services.render_cap,
+    )
+    return CapturedStep(step, world_state)
 
 
 def _permissions(step: StepContext) -> PermissionsSection:

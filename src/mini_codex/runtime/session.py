@@ -44,9 +44,9 @@ from mini_codex.policy.rules import RuleSet
 from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.paths import new_thread_id, rollout_path
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
+from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.resume import load_resume_state
 from mini_codex.runtime.approvals import ApprovalCallback, SessionApprovals
 from mini_codex.runtime.capture import CaptureProbe, StepServices
@@ -55,7 +55,7 @@ from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.rule_files import load_rule_files
 from mini_codex.runtime.tool_router import RegisteredTool
-from mini_codex.runtime.turn import TurnEnv, TurnState, run_turn
+from mini_codex.runtime.turn import TurnDeps, TurnState, run_turn
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.shell import ShellTool
 from mini_codex.tools.update_plan import UpdatePlanTool
@@ -126,6 +126,7 @@ class SessionOptions:
     base_instructions: str | None = None
     shell: str = "/bin/bash"
     env: Mapping[str, str] = field(default_factory=dict)
+    """The environment of tool child processes (``cli/`` picks an allow-list)."""
     timezone: str = "Etc/UTC"
     clock: Callable[[], datetime] = _local_now
     resume_path: Path | None = None
@@ -451,14 +452,14 @@ class Session:
         interrupted = True
         try:
             turn = self.new_turn_context(turn_id, output_schema)
-            env = TurnEnv(
+            deps = TurnDeps(
                 services=self.services,
                 client=self.options.client,
                 retry=self._retry,
                 on_request=self.options.on_request,
             )
             with scope:
-                result = await run_turn(self.state, turn, items, env)
+                result = await run_turn(self.state, turn, items, deps)
                 interrupted = False
                 texts = [message_text(i) for i in items if isinstance(i, Message)]
                 await self.hooks.turn_ended(turn_id, texts, result, self._tg)

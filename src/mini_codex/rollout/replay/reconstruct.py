@@ -5,7 +5,7 @@ into turn segments (rollback, previous-turn settings, reference context, window)
 over the surviving tail for history, and the world-state baseline replay (``fold.py``) — and its
 result type :class:`Reconstructed`. What does not: reading files (``reader.py``, ``resume.py``),
 decoding lines (``lines.py``, ``entries.py``, ``classify.py``) and the raw-line hot loop
-(``raw_scan.py``). No I/O, no clock.
+(``fast/scan.py``). No I/O, no clock.
 
 Two entry points share one scan. :func:`reconstruct` takes lines in file order and scans back to
 the first line (or to a surviving mini-codex checkpoint, whose payload stands for everything older);
@@ -42,21 +42,19 @@ from typing import Any
 
 from mini_codex.jsonmerge import JsonObject
 from mini_codex.protocol import RolloutLine, SessionMeta, TurnContextItem, UnknownLine
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo, checkpoint_payload
-from mini_codex.rollout.classify import count_lines
-from mini_codex.rollout.entries import Entry, entry_from_line
-from mini_codex.rollout.fold import MALFORMED_CHECKPOINT, PATCH_WITHOUT_BASELINE, Fold, Ref
-from mini_codex.rollout.history import History
-from mini_codex.rollout.lines import ReadStats
-from mini_codex.rollout.raw_scan import scan_lines
+from mini_codex.rollout.replay.checkpoint import (
+    PreviousTurnSettings,
+    WindowInfo,
+)
+from mini_codex.rollout.replay.classify import count_lines
+from mini_codex.rollout.replay.entries import Entry, entry_from_line
+from mini_codex.rollout.replay.fast import scan_lines
+from mini_codex.rollout.replay.fold import Fold, Ref
+from mini_codex.rollout.replay.history import History
+from mini_codex.rollout.replay.lines import ReadStats
 
 __all__ = [
-    "MALFORMED_CHECKPOINT",
-    "PATCH_WITHOUT_BASELINE",
-    "PreviousTurnSettings",
     "Reconstructed",
-    "WindowInfo",
-    "checkpoint_payload",
     "reconstruct",
     "reconstruct_entries",
     "reconstruct_from_newest",
@@ -162,7 +160,7 @@ def reconstruct_lines(
     """The fold on raw rollout lines (blocks of lines, newest first): the replay hot path.
 
     Equal to :func:`reconstruct_entries` over ``classify.classify`` of each parsed line (blank
-    lines skipped, whitespace around a line ignored), counted the same way (``raw_scan.py``).
+    lines skipped, whitespace around a line ignored), counted the same way (``fast/scan.py``).
     ``count_all``: when the fold stops early (at a checkpoint, or by early exit), still count the
     remaining lines into ``stats``.
     """

@@ -5,7 +5,7 @@ What belongs here: parsing one line as JSON, normalizing it to the Codex envelop
 ``ghost_snapshot`` items are dropped, also inside compacted replacement histories), validating it
 with the protocol union, and counting into :class:`ReadStats`. What does not: file I/O
 (``reader.py``), the lazily validated replay view (``entries.py``) and the reconstruction fold
-(``replay.py``).
+(``reconstruct.py``).
 
 Legacy pre-envelope files (mid-2025) start with a bare ``{id, timestamp, instructions, git}``
 header, then hold ``{"record_type": "state"}`` markers and bare items (``{"type": "message", ...}``)

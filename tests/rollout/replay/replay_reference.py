@@ -10,9 +10,9 @@ from __future__ import annotations
 import orjson
 
 from mini_codex.rollout import Reconstructed
-from mini_codex.rollout.classify import classify
-from mini_codex.rollout.lines import ReadStats
 from mini_codex.rollout.replay import reconstruct_entries
+from mini_codex.rollout.replay.classify import classify
+from mini_codex.rollout.replay.lines import ReadStats
 
 
 def classified(data: bytes) -> Reconstructed:

@@ -24,12 +24,11 @@ from replay_reference import classified
 
 from mini_codex.protocol import TurnContextItem
 from mini_codex.rollout import Reconstructed
-from mini_codex.rollout.classify import EVENTS, TURN_CONTEXT_EXACT
-from mini_codex.rollout.exact import ITEM_CHECKS, ITEM_FIELDS, exact_field_spec
-from mini_codex.rollout.lines import ReadStats
 from mini_codex.rollout.reader import iter_raw_blocks_reverse
 from mini_codex.rollout.replay import reconstruct_lines
-from mini_codex.rollout.typed_lines import (
+from mini_codex.rollout.replay.classify import EVENTS, TURN_CONTEXT_EXACT
+from mini_codex.rollout.replay.exact import ITEM_CHECKS, ITEM_FIELDS, exact_field_spec
+from mini_codex.rollout.replay.fast.typed_lines import (
     DECODE_REFUSED,
     EVENT_HINT,
     HINT_SLICE,
@@ -38,6 +37,7 @@ from mini_codex.rollout.typed_lines import (
     WORLD_STATE_HINT,
     typed_decoders,
 )
+from mini_codex.rollout.replay.lines import ReadStats
 
 STAMP = "2026-08-22T00:00:00.000Z"
 HINTS = {
@@ -156,7 +156,7 @@ def test_every_current_exact_check_has_a_typed_decoder() -> None:
 def test_the_lines_mini_codex_writes_take_the_typed_path(tmp_path: Path) -> None:
     """A real session's rollout (the README demo): every line of the four common kinds is taken
     by its decoder, so the fast path is the one a real replay uses."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     cli = Path(sys.executable).parent / "mini-codex"
     env = {**os.environ, "MINI_CODEX_HOME": str(tmp_path / "home")}
     env.pop("OPENAI_API_KEY", None)

@@ -1,7 +1,7 @@
 """Parsed JSON line → replay entry, validating only what replay reads or keeps (pure).
 
 What belongs here: :func:`classify`, the fast path from one parsed rollout line to an
-:data:`~mini_codex.rollout.entries.Entry`, and :func:`classify_lines`, the same from raw line
+:data:`~mini_codex.rollout.replay.entries.Entry`, and :func:`classify_lines`, the same from raw line
 text (the replay hot path), both counting into ``ReadStats`` exactly as ``decode_line`` does.
 They validate the small payloads replay reads (the events it uses, world-state lines, compaction
 scalars, session meta), prove response items and turn contexts valid with exact-type checks
@@ -44,7 +44,7 @@ from mini_codex.protocol.approvals import (
     SafetyDecision,
 )
 from mini_codex.protocol.events import EVENT_MSG_ADAPTER
-from mini_codex.rollout.entries import (
+from mini_codex.rollout.replay.entries import (
     CONTEXT_ROLES,
     INTER_AGENT_COMMUNICATION,
     CompactedEntry,
@@ -63,16 +63,15 @@ from mini_codex.rollout.entries import (
     event_entry,
     is_inter_agent_text,
 )
-from mini_codex.rollout.exact import (
+from mini_codex.rollout.replay.exact import (
     ITEM_CHECKS,
     PART_CHECKS,
     exact_field_spec,
     fields_check,
-    has_exact_fields,
     item_source,
 )
-from mini_codex.rollout.history import ItemSource
-from mini_codex.rollout.lines import (
+from mini_codex.rollout.replay.history import ItemSource
+from mini_codex.rollout.replay.lines import (
     DECODE_ERRORS,
     GHOST_SNAPSHOT,
     ReadStats,
@@ -90,7 +89,6 @@ __all__ = [
     "content_facts",
     "count_lines",
     "exact_field_spec",
-    "has_exact_fields",
     "message_entry",
     "message_facts",
 ]

@@ -2,11 +2,11 @@
 
 What belongs here: :class:`Fold` — the reverse scan of spec/codex-worldstate.md §6.1 into turn
 segments (rollback, previous-turn settings, reference context, window, the history base), fed one
-:data:`~mini_codex.rollout.entries.Entry` at a time newest first, and the forward passes over what
-survived: the history (as a lazily validated :class:`~mini_codex.rollout.history.History`) and the
-world-state baseline. What does not: the entry points and the result type (``replay.py``, whose
-docstring describes the algorithm and where it refines the reference), the raw-line hot loop
-(``raw_scan.py``), decoding lines (``classify.py``, ``entries.py``). No I/O, no clock.
+entry (``entries.Entry``) at a time newest first, or through its narrow methods by the fast path
+(``fast/``), and the forward passes over what survived: the history (a lazily validated
+``history.History``) and the world-state baseline (``baseline.py``). What does not: the entry
+points and the result type (``reconstruct.py``, whose docstring describes the algorithm and where
+it refines the reference), decoding lines (``classify.py``, ``entries.py``). No I/O, no clock.
 
 Speed (a whole-file replay folds every line of the file): a segment keeps a valid item as its
 source (``bytes``/``dict``/typed item), not as an entry, so when nothing else was kept the history
@@ -18,14 +18,15 @@ snapshot (each costs its own size, not the state's).
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias, assert_never
 
-from mini_codex.jsonmerge import JsonObject, apply_merge_patch
+from mini_codex.jsonmerge import JsonObject
 from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo, uuid_v7
-from mini_codex.rollout.entries import (
+from mini_codex.rollout.replay.baseline import Baseline, PendingRollback
+from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo, uuid_v7
+from mini_codex.rollout.replay.entries import (
     CompactedEntry,
     Entry,
     InterAgentEntry,
@@ -40,9 +41,9 @@ from mini_codex.rollout.entries import (
     WorldStateEntry,
     is_user_turn_boundary,
 )
-from mini_codex.rollout.exact import item_source
-from mini_codex.rollout.history import History, ItemSource, materialize_item
-from mini_codex.rollout.lines import ReadStats
+from mini_codex.rollout.replay.exact import item_source
+from mini_codex.rollout.replay.history import History, ItemSource, materialize_item
+from mini_codex.rollout.replay.lines import ReadStats
 
 __all__ = ["MALFORMED_CHECKPOINT", "PATCH_WITHOUT_BASELINE", "Fold", "Kept", "Segment"]
 
@@ -111,7 +112,7 @@ class Fold:
     def __init__(self, early_exit: bool) -> None:
         self.early_exit = early_exit
         self.active: Segment | None = None
-        self.pending_rollback = 0
+        self.rollback = PendingRollback()
         self.base: CompactedEntry | None = None
         self.suffix: list[Kept] = []
         self.specials = 0
@@ -142,13 +143,13 @@ class Fold:
             case ItemEntry():
                 self.item(entry)
             case WorldStateEntry():
-                self.segment().world_state.append(entry if entry.full else entry.state)
+                self.add_world_state(entry.full, entry.state)
             case TurnCompleteEntry():
                 self.turn_complete(entry.turn_id)
             case TurnStartedEntry():
                 self.turn_started(entry.turn_id)
             case UserMessageEntry():
-                self.segment().counts_as_user_turn = True
+                self.user_message()
             case TurnContextEntry():
                 self.turn_context(entry)
             case CompactedEntry():
@@ -197,6 +198,26 @@ class Fold:
                 self.specials += 1
             active.items.append(kept)
 
+    def closer_run(self, kept: ItemSource) -> Callable[[ItemSource], None] | None:
+        """``add_item(kept, False, True)`` for a valid item that is model or tool output and no
+        boundary (a tool call or output), returning what adds the next such items while nothing
+        else is fed in between: the active segment's ``items.append``, or None when items are
+        no longer kept (older than the adopted base). The fast path's one shortcut into a
+        segment: after a closer, the active segment is never a legacy user turn, so each next
+        closer is just an append."""
+        self.add_item(kept, False, True)
+        if self.base is None:
+            return self.active.items.append  # type: ignore[union-attr]
+        return None
+
+    def add_world_state(self, full: bool, state: JsonObject) -> None:
+        """The ``WorldStateEntry`` case: a full snapshot or a patch joins the active segment."""
+        self.segment().world_state.append(WorldStateEntry(full, state) if full else state)
+
+    def user_message(self) -> None:
+        """The ``UserMessageEntry`` case: the active segment counts as a user turn."""
+        self.segment().counts_as_user_turn = True
+
     def turn_complete(self, turn_id: str | None) -> None:
         self.close_legacy()
         segment = self.segment()
@@ -211,7 +232,7 @@ class Fold:
     def rolled_back(self, num_turns: int) -> None:
         if self.active is not None:
             self.finalize()
-        self.pending_rollback += num_turns
+        self.rollback.add(num_turns)
 
     def turn_aborted(self, turn_id: str | None) -> None:
         self.close_legacy()
@@ -254,7 +275,7 @@ class Fold:
         checkpoint = entry.checkpoint
         if entry.is_checkpoint and checkpoint is None:
             self.warnings.append(MALFORMED_CHECKPOINT)
-        if checkpoint is None or self.pending_rollback > 0 or self.base is not None:
+        if checkpoint is None or self.rollback.turns > 0 or self.base is not None:
             return False
         # A surviving checkpoint: the segment survives (a rollback marker would have closed it
         # first), and the payload stands for everything older.
@@ -273,9 +294,7 @@ class Fold:
         segment, self.active = self.active, None
         if segment is None:
             return
-        if self.pending_rollback > 0:
-            if segment.counts_as_user_turn:
-                self.pending_rollback -= 1
+        if self.rollback.discards(segment.counts_as_user_turn):
             return
         if self.base is None:
             self.world_state.extend(segment.world_state)
@@ -355,43 +374,21 @@ class Fold:
         return sources
 
     def replay_world_state(self) -> JsonObject | None:
-        """The baseline after the world-state steps (oldest first, spec §6.3).
-
-        Only the steps after the newest reset (full snapshot or compaction) change the result;
-        the patches among them apply in place to a private copy of that snapshot's objects,
-        so each costs its own size, not the state's. Older patches only warn when they have no
-        baseline.
-        """
-        steps = self.world_state  # newest first
-        last_reset = next(
-            (
-                index
-                for index, step in enumerate(steps)
-                if type(step) is not dict  # a full snapshot or a compaction
-            ),
-            len(steps),
-        )
-        has_baseline = False
-        for step in reversed(steps[last_reset + 1 :]):
-            match step:
-                case CompactedEntry():
-                    has_baseline = False
-                case WorldStateEntry():
-                    has_baseline = step.full
-                case _:
-                    if not has_baseline:
-                        self.warnings.append(PATCH_WITHOUT_BASELINE)
-        reset = steps[last_reset] if last_reset < len(steps) else None
-        if type(reset) is not WorldStateEntry:
-            self.warnings.extend([PATCH_WITHOUT_BASELINE] * last_reset)
-            return None
-        baseline = reset.state
-        if last_reset == 0:
-            return baseline
-        baseline = _copy_objects(baseline)
-        for patch in reversed(steps[:last_reset]):
-            _merge_into(baseline, patch)  # type: ignore[arg-type]
-        return baseline
+        """The baseline after the surviving world-state steps, oldest first (spec §6.3, the
+        rules of :class:`~mini_codex.rollout.replay.baseline.Baseline`): each patch without a
+        baseline warns. Patches apply in place to a private copy of the newest full snapshot,
+        and only those after it apply at all."""
+        baseline = Baseline(in_place=True)
+        patch = baseline.patch
+        for step in reversed(self.world_state):
+            if type(step) is dict:
+                if not patch(step):
+                    self.warnings.append(PATCH_WITHOUT_BASELINE)
+            elif type(step) is WorldStateEntry:
+                baseline.full(step.state)
+            else:
+                baseline.reset()
+        return baseline.state
 
     def resolve_window(self) -> WindowInfo:
         if self.window is not None:
@@ -402,37 +399,6 @@ class Fold:
             if window_id is not None:
                 return WindowInfo(0, window_id, None, window_id)
         return WindowInfo(self.compactions)
-
-
-_SCALARS = frozenset({str, int, float, bool})
-
-
-def _copy_objects(value: JsonObject) -> JsonObject:
-    """A copy of ``value`` whose objects (at any depth outside arrays) are new; arrays and
-    scalars are shared (a merge patch replaces them, never changes them in place)."""
-    return {
-        key: _copy_objects(member) if isinstance(member, dict) else member
-        for key, member in value.items()
-    }
-
-
-def _merge_into(target: JsonObject, patch: JsonObject) -> None:
-    """Apply the RFC 7396 object ``patch`` to ``target`` in place (``target`` and every object
-    in it belong to the caller). Equal to ``apply_merge_patch(target, patch)``; values taken
-    from ``patch`` are copied."""
-    for key, value in patch.items():
-        if type(value) in _SCALARS:
-            target[key] = value
-        elif value is None:
-            target.pop(key, None)
-        elif isinstance(value, dict):
-            existing = target.get(key)
-            if isinstance(existing, dict):
-                _merge_into(existing, value)
-            else:
-                target[key] = apply_merge_patch(None, value)  # a copy without nulls
-        else:
-            target[key] = apply_merge_patch(None, value)  # a copy (arrays are copied deeply)
 
 
 def _legacy_compacted_history(history: Sequence[ResponseItem], summary: str) -> list[ResponseItem]:

@@ -32,7 +32,7 @@ from mini_codex.protocol import (
 )
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.replay import reconstruct
-from mini_codex.rollout.verify import VerifyResult, Violation, check_rollout, verify_rollout
+from mini_codex.rollout.replay.verify import VerifyResult, Violation, check_rollout, verify_rollout
 
 # --- a tiny file-building vocabulary --------------------------------------------------------------
 
@@ -333,7 +333,7 @@ def test_world_state_after_rollback_marker_in_discarded_turn_is_i6() -> None:
 
 # --- the Codex corpus -----------------------------------------------------------------------------
 
-CODEX_CORPUS = Path(__file__).parents[1] / "fixtures" / "rollouts" / "codex"
+CODEX_CORPUS = Path(__file__).parents[2] / "fixtures" / "rollouts" / "codex"
 
 
 @pytest.mark.parametrize("path", sorted(CODEX_CORPUS.glob("*.jsonl")), ids=lambda path: path.name)

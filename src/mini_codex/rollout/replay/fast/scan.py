@@ -1,10 +1,12 @@
 """The replay hot loop: raw line text → parsed → classified → folded, one loop per file (pure).
 
-What belongs here: :func:`scan_lines`, which feeds a :class:`~mini_codex.rollout.fold.Fold` from
-raw lines newest first exactly as ``fold.feed(classify(orjson.loads(line)))`` would, counting into
-``ReadStats`` the same way, but with the common well-formed lines handled inline. What does not:
-the fold's rules (``fold.py``), the classification rules (``classify.py``; every line this loop
-does not recognize at a glance goes through it), file reading (``reader.py``).
+What belongs here: :func:`scan_lines`, which feeds a ``fold.Fold`` from raw lines newest
+first exactly as ``fold.feed(classify(orjson.loads(line)))`` would, counting into ``ReadStats``
+the same way, but with the common well-formed lines handled inline. It reaches the fold only
+through its public steps (``Fold.add_item``, ``Fold.closer_run``, ``Fold.add_world_state``, …),
+never its segments. What does not: the fold's rules (``fold.py``), the classification rules
+(``classify.py``; every line this loop does not recognize at a glance goes through it), file
+reading (``rollout/reader.py``).
 
 Why a separate loop: a whole-file replay of a 1M-line rollout runs it a million times, and in
 CPython every function call and allocation per line shows. Each line first goes to the typed
@@ -25,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from mini_codex.rollout.classify import (
+from mini_codex.rollout.replay.classify import (
     EVENTS,
     TURN_CONTEXT_EXACT,
     classify_parsed_line,
@@ -33,11 +35,9 @@ from mini_codex.rollout.classify import (
     message_entry,
     message_facts,
 )
-from mini_codex.rollout.entries import TurnContextEntry, WorldStateEntry
-from mini_codex.rollout.exact import ITEM_CHECKS
-from mini_codex.rollout.fold import Fold, Segment
-from mini_codex.rollout.lines import ReadStats
-from mini_codex.rollout.typed_lines import (
+from mini_codex.rollout.replay.entries import TurnContextEntry
+from mini_codex.rollout.replay.exact import ITEM_CHECKS
+from mini_codex.rollout.replay.fast.typed_lines import (
     DECODE_REFUSED,
     EVENT_HINT,
     HINT_SLICE,
@@ -46,6 +46,8 @@ from mini_codex.rollout.typed_lines import (
     WORLD_STATE_HINT,
     typed_decoders,
 )
+from mini_codex.rollout.replay.fold import Fold
+from mini_codex.rollout.replay.lines import ReadStats
 
 __all__ = ["EVENT_ACTIONS", "scan_lines"]
 
@@ -76,7 +78,7 @@ def _turn_aborted(fold: Fold, turn_id: Any) -> None:
 
 
 def _user_message(fold: Fold, _: Any) -> None:
-    fold.segment().counts_as_user_turn = True
+    fold.user_message()
 
 
 def _rolled_back(fold: Fold, num_turns: Any) -> None:
@@ -118,17 +120,20 @@ def scan_lines(
     loads = orjson.loads
     invalid = orjson.JSONDecodeError
     classify_parsed = classify_parsed_line
-    feed = fold.feed
+    # The fold's steps (bound once: this loop runs per line).
+    feed, add_item, closer_run = fold.feed, fold.add_item, fold.closer_run
+    add_world_state, resolved = fold.add_world_state, fold.resolved
     routes = _ITEM_ROUTES
     events = _EVENTS
     modelled_events = EVENTS
     turn_context_exact = TURN_CONTEXT_EXACT
     early_exit = fold.early_exit
     decoders = typed_decoders()
-    decode_item = decoders.decode_item
-    decode_event = decoders.decode_event
-    decode_world_state = decoders.decode_world_state
-    decode_turn_context = decoders.decode_turn_context
+    decode_item, decode_event = decoders.decode_item, decoders.decode_event
+    decode_world_state, decode_turn_context = (
+        decoders.decode_world_state,
+        decoders.decode_turn_context,
+    )
     world_state_hint = WORLD_STATE_HINT
     turn_context_hint = TURN_CONTEXT_HINT
     refused = DECODE_REFUSED
@@ -173,7 +178,7 @@ def scan_lines(
                             append_item = None
                             step, field = action
                             step(fold, getattr(event, field))
-                            if early_exit and fold.resolved():
+                            if early_exit and resolved():
                                 return _unread(rest, stats)
                         continue
                 elif hint == world_state_hint:
@@ -183,8 +188,8 @@ def scan_lines(
                         pass
                     else:
                         append_item = None
-                        _add_world_state(fold, world_state.full, world_state.state)
-                        if early_exit and fold.resolved():
+                        add_world_state(world_state.full, world_state.state)
+                        if early_exit and resolved():
                             return _unread(rest, stats)
                         continue
                 elif hint == turn_context_hint and decode_turn_context is not None:
@@ -203,7 +208,7 @@ def scan_lines(
                                 context.realtime_active,
                             )
                         )
-                        if early_exit and fold.resolved():
+                        if early_exit and resolved():
                             return _unread(rest, stats)
                         continue
                 if not route:
@@ -251,7 +256,7 @@ def scan_lines(
                                 else:
                                     append_item = None
                                     fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
-                                    if early_exit and fold.resolved():
+                                    if early_exit and resolved():
                                         return _unread(rest, stats)
                                     continue
                         elif kind == "event_msg":
@@ -275,7 +280,7 @@ def scan_lines(
                                             append_item = None
                                             step, field = action
                                             step(fold, payload.get(field))
-                                            if early_exit and fold.resolved():
+                                            if early_exit and resolved():
                                                 return _unread(rest, stats)
                                         continue
                                 elif event_kind not in modelled_events:
@@ -287,15 +292,15 @@ def scan_lines(
                             state = payload.get("state")
                             if type(full) is bool and type(state) is dict:
                                 append_item = None
-                                _add_world_state(fold, full, state)
-                                if early_exit and fold.resolved():
+                                add_world_state(full, state)
+                                if early_exit and resolved():
                                     return _unread(rest, stats)
                                 continue
                         elif kind == "turn_context":
                             if turn_context_exact is not None and turn_context_exact(payload):
                                 append_item = None
                                 _add_turn_context(fold, payload)
-                                if early_exit and fold.resolved():
+                                if early_exit and resolved():
                                     return _unread(rest, stats)
                                 continue
                     if not route:
@@ -308,51 +313,19 @@ def scan_lines(
                     if append_item is not None:
                         append_item(raw)
                         continue
-                    active = fold.active
-                    if active is None or (
-                        active.counts_as_user_turn
-                        and active.turn_id is None
-                        and not active.task_framed
-                    ):
-                        if active is not None:
-                            fold.finalize()
-                        active = fold.active = Segment()
-                    if fold.base is None:
-                        append_item = active.items.append
-                        append_item(raw)
-                    elif early_exit and fold.resolved():
+                    append_item = closer_run(raw)
+                    if append_item is None and early_exit and resolved():
                         return _unread(rest, stats)
                     continue
-                # A valid message: fold.add_item(raw, boundary, closer), inlined.
+                # A valid message.
                 append_item = None
                 boundary, closer, _ = facts  # type: ignore[misc]
-                active = fold.active
-                if active is None or (
-                    closer
-                    and active.counts_as_user_turn
-                    and active.turn_id is None
-                    and not active.task_framed
-                ):
-                    if active is not None:
-                        fold.finalize()
-                    active = fold.active = Segment()
-                if boundary:
-                    active.counts_as_user_turn = True
-                if fold.base is None:
-                    active.items.append(raw)
-                if early_exit and fold.resolved():
+                add_item(raw, boundary, closer)
+                if early_exit and resolved():
                     return _unread(rest, stats)
         return None
     finally:
         stats.lines += lines
-
-
-def _add_world_state(fold: Fold, full: bool, state: dict[str, Any]) -> None:
-    """The ``WorldStateEntry`` case of ``Fold.feed``."""
-    active = fold.active
-    if active is None:
-        active = fold.active = Segment()
-    active.world_state.append(WorldStateEntry(full, state) if full else state)
 
 
 def _add_turn_context(fold: Fold, payload: dict[str, Any]) -> None:

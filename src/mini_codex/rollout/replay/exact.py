@@ -35,8 +35,8 @@ from mini_codex.protocol import (
     UnknownItem,
 )
 from mini_codex.protocol.items import RESPONSE_ITEM_ADAPTER, ContentPart
-from mini_codex.rollout.history import ItemSource
-from mini_codex.rollout.lines import DECODE_ERRORS
+from mini_codex.rollout.replay.history import ItemSource
+from mini_codex.rollout.replay.lines import DECODE_ERRORS
 
 __all__ = [
     "ITEM_CHECKS",
@@ -46,7 +46,6 @@ __all__ = [
     "FieldSpec",
     "exact_field_spec",
     "fields_check",
-    "has_exact_fields",
     "item_source",
     "message_is_exact",
 ]
@@ -88,19 +87,10 @@ def exact_field_spec(model: type[BaseModel]) -> FieldSpec | None:
     return spec
 
 
-def has_exact_fields(payload: dict[str, Any], spec: FieldSpec) -> bool:
-    for name, (types, required) in spec.items():
-        if name in payload:
-            if types is not None and type(payload[name]) not in types:
-                return False
-        elif required:
-            return False
-    return True
-
-
 def fields_check(spec: FieldSpec) -> Callable[[dict[str, Any]], bool]:
-    """:func:`has_exact_fields` for one ``spec``, as a closure over its restricted fields only
-    (a field that takes any value and is optional needs no look)."""
+    """Does a payload have the exact JSON types ``spec`` allows (required fields present)? A
+    closure over the restricted fields only (a field that takes any value and is optional needs
+    no look)."""
     fields = tuple(
         (name, types, required)
         for name, (types, required) in spec.items()
@@ -194,30 +184,22 @@ def _reasoning(payload: dict[str, Any]) -> bool:
     ) and ("id" not in payload or type(payload["id"]) in _STR_NONE)
 
 
-def _function_call(payload: dict[str, Any]) -> bool:
-    try:
-        name, arguments, call_id = payload["name"], payload["arguments"], payload["call_id"]
-    except KeyError:
-        return False
-    return (
-        type(name) is str
-        and type(arguments) is str
-        and type(call_id) is str
-        and ("id" not in payload or type(payload["id"]) in _STR_NONE)
-    )
+def _tool_call(argument: str) -> Callable[[dict[str, Any]], bool]:
+    """The check of a tool call whose input field is ``argument`` (``arguments``, ``input``)."""
 
+    def check(payload: dict[str, Any]) -> bool:
+        try:
+            name, value, call_id = payload["name"], payload[argument], payload["call_id"]
+        except KeyError:
+            return False
+        return (
+            type(name) is str
+            and type(value) is str
+            and type(call_id) is str
+            and ("id" not in payload or type(payload["id"]) in _STR_NONE)
+        )
 
-def _custom_tool_call(payload: dict[str, Any]) -> bool:
-    try:
-        name, tool_input, call_id = payload["name"], payload["input"], payload["call_id"]
-    except KeyError:
-        return False
-    return (
-        type(name) is str
-        and type(tool_input) is str
-        and type(call_id) is str
-        and ("id" not in payload or type(payload["id"]) in _STR_NONE)
-    )
+    return check
 
 
 def _tool_output(payload: dict[str, Any]) -> bool:
@@ -234,6 +216,23 @@ _DICTS = list[dict[str, Any]]
 
 Fields: TypeAlias = dict[str, tuple[Any, bool]]
 """Field name → (annotation, required): the fields a check was written for."""
+
+
+def _tool_call_fields(kind: str, argument: str) -> Fields:
+    """The fields a :func:`_tool_call` check was written for."""
+    return {
+        "type": (Literal[kind], False),
+        "name": (str, True),
+        argument: (str, True),
+        "call_id": (str, True),
+        "id": (_OPTIONAL_STR, False),
+    }
+
+
+def _tool_output_fields(kind: str) -> Fields:
+    """The fields the :func:`_tool_output` check was written for."""
+    return {"type": (Literal[kind], False), "call_id": (str, True), "output": (_OUTPUT, True)}
+
 
 _WRITTEN_FOR: dict[str, tuple[type[BaseModel], Fields, Callable[[dict[str, Any]], bool]]] = {
     "message": (
@@ -259,42 +258,22 @@ _WRITTEN_FOR: dict[str, tuple[type[BaseModel], Fields, Callable[[dict[str, Any]]
     ),
     "function_call": (
         FunctionCall,
-        {
-            "type": (Literal["function_call"], False),
-            "name": (str, True),
-            "arguments": (str, True),
-            "call_id": (str, True),
-            "id": (_OPTIONAL_STR, False),
-        },
-        _function_call,
+        _tool_call_fields("function_call", "arguments"),
+        _tool_call("arguments"),
     ),
     "function_call_output": (
         FunctionCallOutput,
-        {
-            "type": (Literal["function_call_output"], False),
-            "call_id": (str, True),
-            "output": (_OUTPUT, True),
-        },
+        _tool_output_fields("function_call_output"),
         _tool_output,
     ),
     "custom_tool_call": (
         CustomToolCall,
-        {
-            "type": (Literal["custom_tool_call"], False),
-            "name": (str, True),
-            "input": (str, True),
-            "call_id": (str, True),
-            "id": (_OPTIONAL_STR, False),
-        },
-        _custom_tool_call,
+        _tool_call_fields("custom_tool_call", "input"),
+        _tool_call("input"),
     ),
     "custom_tool_call_output": (
         CustomToolCallOutput,
-        {
-            "type": (Literal["custom_tool_call_output"], False),
-            "call_id": (str, True),
-            "output": (_OUTPUT, True),
-        },
+        _tool_output_fields("custom_tool_call_output"),
         _tool_output,
     ),
 }
@@ -377,7 +356,7 @@ ITEM_FIELDS: dict[str, Fields] = {
     kind: fields for kind, (_, fields, _) in _WRITTEN_FOR.items() if kind in ITEM_CHECKS
 }
 """Item ``type`` → the fields its (current) exact check was written for: annotation, required.
-``typed_lines.py`` builds its decoders from these, so they are pinned the same way."""
+``fast/typed_lines.py`` builds its decoders from these, so they are pinned the same way."""
 
 
 def item_source(payload: dict[str, Any]) -> ItemSource | None:

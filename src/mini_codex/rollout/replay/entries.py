@@ -3,7 +3,7 @@
 What belongs here: :data:`Entry`, the facts the reconstruction fold needs from one line (kind,
 turn ids, "is this a user-turn boundary", world-state payloads, compaction windows), built from a
 typed line by :func:`entry_from_line`, and the user-turn boundary rules. What does not: building
-entries straight from parsed JSON (``classify.py``), the fold (``replay.py``), file I/O.
+entries straight from parsed JSON (``classify.py``), the fold (``reconstruct.py``), file I/O.
 
 Why a separate view: validating every line with pydantic costs several times the JSON parse, and
 replay needs the full models only for what ends up in its result (and then only when someone
@@ -50,15 +50,15 @@ from mini_codex.protocol import (
     UserMessageEvent,
     WorldStateLine,
 )
-from mini_codex.rollout.checkpoint import (
+from mini_codex.rollout.replay.checkpoint import (
     CHECKPOINT_KEY,
     CheckpointMeta,
     WindowInfo,
     parse_checkpoint_meta,
     uuid_v7,
 )
-from mini_codex.rollout.history import ItemSource
-from mini_codex.rollout.lines import GHOST_SNAPSHOT
+from mini_codex.rollout.replay.history import ItemSource
+from mini_codex.rollout.replay.lines import GHOST_SNAPSHOT
 
 INTER_AGENT_COMMUNICATION = "inter_agent_communication"
 
@@ -74,7 +74,7 @@ class SessionMetaEntry:
 
 @dataclass(slots=True)
 class ItemEntry:
-    """A response item, as a :data:`~mini_codex.rollout.history.ItemSource` proven valid."""
+    """A response item, as a :data:`~mini_codex.rollout.replay.history.ItemSource` proven valid."""
 
     source: ItemSource | None
     """None: the item passed the shape check but does not validate (a bad line if it survives)."""

@@ -30,13 +30,13 @@ from mini_codex.protocol import (
 from mini_codex.protocol.events import EVENT_MSG_ADAPTER
 from mini_codex.protocol.items import RESPONSE_ITEM_ADAPTER
 from mini_codex.rollout import ReadStats, iter_raw_lines, replay_file
-from mini_codex.rollout.classify import EVENTS, TURN_CONTEXT_EXACT, message_facts
-from mini_codex.rollout.entries import WorldStateEntry, is_user_turn_boundary
-from mini_codex.rollout.exact import ITEM_CHECKS, MODELLED_ITEM_TYPES, item_source
-from mini_codex.rollout.fold import PATCH_WITHOUT_BASELINE, Fold
-from mini_codex.rollout.history import History
-from mini_codex.rollout.raw_scan import EVENT_ACTIONS
 from mini_codex.rollout.reader import iter_raw_blocks_reverse
+from mini_codex.rollout.replay.classify import EVENTS, TURN_CONTEXT_EXACT, message_facts
+from mini_codex.rollout.replay.entries import WorldStateEntry, is_user_turn_boundary
+from mini_codex.rollout.replay.exact import ITEM_CHECKS, MODELLED_ITEM_TYPES, item_source
+from mini_codex.rollout.replay.fast.scan import EVENT_ACTIONS
+from mini_codex.rollout.replay.fold import PATCH_WITHOUT_BASELINE, Fold
+from mini_codex.rollout.replay.history import History
 
 ENV = "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"
 

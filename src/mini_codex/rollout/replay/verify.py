@@ -5,9 +5,10 @@ reader skips bad lines). What does not belong here: reading files, reconstructin
 
 Vocabulary used below:
 
-* **baseline**: the world-state snapshot a ``world_state`` patch applies to, replayed as in spec
-  §6.3 — ``compacted`` resets it to none, a full ``world_state`` sets it, a patch applies to it.
-  Rolled-back turns are honoured as in spec §6.1: a ``task_started`` event starts a turn segment;
+* **baseline**: the world-state snapshot a ``world_state`` patch applies to, replayed by
+  ``forward.ForwardReplay`` (spec §6.3: ``compacted`` resets it to none, a full ``world_state``
+  sets it, a patch applies to it). Rolled-back turns are honoured as in spec §6.1: a
+  ``task_started`` event starts a turn segment;
   ``thread_rolled_back(n)`` discards the segment it sits in and older segments until ``n`` user
   turns are gone (a segment is a user turn when it holds a ``user_message`` event or a user-turn
   boundary item, as in ``entries.is_user_turn_boundary``); the baseline is then re-replayed from
@@ -42,11 +43,12 @@ Checks, and what each can and cannot see:
   content matches the items before it.
 * **I6** — (a) a ``world_state`` or ``compacted`` written after a ``thread_rolled_back`` marker
   but before the next ``task_started``: Codex's replay (spec §6.1) discards it with the
-  rolled-back turn, while ``replay.py`` (which closes a segment at the marker) keeps it — either
-  way the file is ambiguous, and no writer should produce it (a rollback is written between
-  turns); the fold here follows Codex and does not apply it; (b) a patch
-  that cannot apply because the baseline is not an object. The replayed baseline at the end of the
-  file is returned by :func:`check_rollout` so callers can compare it with full reconstruction.
+  rolled-back turn, while ``reconstruct.py`` (which closes a segment at the marker) keeps it —
+  either way the file is ambiguous, and no writer should produce it (a rollback is written between
+  turns); the fold here follows Codex and does not apply it. (A patch can no longer fail to
+  apply: the line decoder takes only object states, spec §6.5.) The replayed baseline at the end
+  of the file is returned by :func:`check_rollout` so callers can compare it with full
+  reconstruction.
 
 Rules are chosen to give no findings on files written by Codex (the corpus in
 ``tests/fixtures/rollouts/codex/``) or by mini-codex; when in doubt a rule stays silent.
@@ -55,10 +57,9 @@ Rules are chosen to give no findings on files written by Codex (the corpus in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from mini_codex.jsonmerge import apply_merge_patch
 from mini_codex.protocol.events import TaskStarted, ThreadRolledBack, UserMessageEvent
 from mini_codex.protocol.items import Message
 from mini_codex.protocol.rollout import (
@@ -70,13 +71,12 @@ from mini_codex.protocol.rollout import (
     TurnContextLine,
     WorldStateLine,
 )
-from mini_codex.rollout.entries import is_user_turn_boundary
+from mini_codex.rollout.replay.entries import CONTEXT_ROLES, is_user_turn_boundary
+from mini_codex.rollout.replay.forward import ForwardReplay
 
 __all__ = ["Invariant", "VerifyResult", "Violation", "check_rollout", "verify_rollout"]
 
 Invariant: TypeAlias = Literal["I1", "I3", "I5", "I6"]
-
-_CONTEXT_ROLES = frozenset({"user", "developer", "system"})
 
 
 @dataclass(frozen=True)
@@ -120,45 +120,45 @@ def check_rollout(
 # --- baseline fold: I3, I5 (a), I6 ---------------------------------------------------------------
 
 
-@dataclass
-class _Segment:
-    user_turn: bool = False
-    discarded: bool = False
-    records: list[tuple[int, RolloutLine]] = field(default_factory=list)
-
-
 class _BaselineFold:
+    """The baseline and the segments come from :class:`ForwardReplay`; this class words the
+    findings. Segments open at ``task_started`` (and one holds the lines before the first)."""
+
     def __init__(self, numbers: list[int]) -> None:
         self._numbers = numbers
         self.violations: list[Violation] = []
-        self.baseline: dict[str, Any] | None = None
         self._since: str = "the start of the file"  # why there is no baseline / where it began
         self._full_allowed = False  # the first world_state after a rollback may be full
-        self._segments: list[_Segment] = [_Segment()]
+        self._replay = ForwardReplay()
+        self._replay.open_segment(0)
+
+    @property
+    def baseline(self) -> dict[str, Any] | None:
+        return self._replay.baseline
 
     def feed(self, index: int, line: RolloutLine) -> None:
         number = self._numbers[index]
-        segment = self._segments[-1]
+        replay = self._replay
         match line:
-            case EventMsgLine(payload=TaskStarted()):
-                self._segments.append(_Segment())
+            case EventMsgLine(payload=TaskStarted(turn_id=turn_id)):
+                replay.open_segment(number, turn_id)
             case EventMsgLine(payload=UserMessageEvent()):
-                segment.user_turn = True
+                replay.user_input()
             case EventMsgLine(payload=ThreadRolledBack(num_turns=turns)):
-                self._roll_back(turns)
+                replay.roll_back(number, turns)
                 self._since = f"the rollback at line {number}"
                 self._full_allowed = True
             case ResponseItemLine(payload=item) if is_user_turn_boundary(item):
-                segment.user_turn = True
+                replay.user_input()
             case CompactedLine():
-                if self._record(segment, index, line):
-                    self.baseline = None
+                if self._applies(number, line):
+                    replay.compacted(number)
                     self._since = f"the compaction at line {number}"
             case WorldStateLine(payload=payload):
-                if not self._record(segment, index, line):
+                if not self._applies(number, line):
                     return
                 if payload.full:
-                    if self.baseline is not None and not self._full_allowed:
+                    if replay.baseline is not None and not self._full_allowed:
                         self._violation(
                             number,
                             "I5",
@@ -166,76 +166,35 @@ class _BaselineFold:
                             f"{self._since}) and no compaction intervened: a step wrote a full "
                             "item",
                         )
-                    self.baseline = dict(payload.state)
+                    replay.world_state(number, True, payload.state)
                     self._since = f"the full world_state at line {number}"
-                elif self.baseline is None:
+                elif replay.world_state(number, False, payload.state).cause == "ignored_patch":
                     self._violation(
                         number,
                         "I3",
                         "world_state patch without a baseline (no full snapshot since "
                         f"{self._since})",
                     )
-                else:
-                    patched = apply_merge_patch(self.baseline, payload.state)
-                    if not isinstance(patched, dict):
-                        self._violation(number, "I6", "world_state patch does not yield an object")
-                        self.baseline = None
-                    else:
-                        self.baseline = patched
                 self._full_allowed = False
             case _:
                 pass
 
-    def _record(self, segment: _Segment, index: int, line: RolloutLine) -> bool:
-        """Remember a replay record; False when its segment is already rolled back."""
-        if segment.discarded:
+    def _applies(self, number: int, line: RolloutLine) -> bool:
+        """False (a finding) for a record written into a segment already rolled back: after a
+        rollback marker and before the next ``task_started``; Codex's replay discards it."""
+        segment = self._replay.current
+        if segment is not None and segment.rolled_back:
             self._violation(
-                self._numbers[index],
+                number,
                 "I6",
                 f"{line.type} written after a rollback marker in the turn that marker discards: "
                 "replay never applies it",
             )
             return False
-        segment.records.append((index, line))
         return True
-
-    def _roll_back(self, turns: int) -> None:
-        # Spec §6.1 run forwards: the marker's own segment goes first, then older live segments
-        # until ``turns`` user turns are gone; non-user segments go without using up the count.
-        pending = turns
-        for segment in reversed(self._segments):
-            if pending <= 0:
-                break
-            if segment.discarded:
-                continue
-            segment.discarded = True
-            if segment.user_turn:
-                pending -= 1
-        surviving = (
-            line
-            for segment in self._segments
-            if not segment.discarded
-            for _, line in segment.records
-        )
-        self.baseline = _replay(surviving)
 
     def _violation(self, number: int, invariant: Invariant, message: str) -> None:
         self.violations.append(Violation(number, invariant, message))
-
-
-def _replay(records: Any) -> dict[str, Any] | None:
-    """Spec §6.3 over compacted / world_state lines, skipping unusable patches silently."""
-    baseline: dict[str, Any] | None = None
-    for line in records:
-        if isinstance(line, CompactedLine):
-            baseline = None
-        elif isinstance(line, WorldStateLine):
-            if line.payload.full:
-                baseline = dict(line.payload.state)
-            elif baseline is not None:
-                patched = apply_merge_patch(baseline, line.payload.state)
-                baseline = patched if isinstance(patched, dict) else None
-    return baseline
 
 
 # --- block scan: I1, I5 (b) ----------------------------------------------------------------------
@@ -243,7 +202,7 @@ def _replay(records: Any) -> dict[str, Any] | None:
 
 def _is_model_output(line: ResponseItemLine) -> bool:
     item = line.payload
-    return not (isinstance(item, Message) and item.role in _CONTEXT_ROLES)
+    return not (isinstance(item, Message) and item.role in CONTEXT_ROLES)
 
 
 def _block_violations(lines: Sequence[RolloutLine], numbers: list[int]) -> list[Violation]:

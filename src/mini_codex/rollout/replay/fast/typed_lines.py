@@ -4,7 +4,7 @@ What belongs here: msgspec decoders for the lines a replay meets most — ``resp
 whose item has a current exact check (``exact.ITEM_FIELDS``), ``event_msg`` lines of the
 modelled events (``classify.EVENT_MODELS``), ``world_state`` lines and ``turn_context`` lines —
 and the byte hint that picks one. What does not: what replay does with a decoded line
-(``raw_scan.py``), the dict-based checks they stand in for (``exact.py``, ``classify.py``).
+(``fast/scan.py``), the dict-based checks they stand in for (``exact.py``, ``classify.py``).
 
 Why: a whole-file replay parses every line, and in CPython the per-line Python work of checking
 a parsed ``dict`` costs as much as parsing it. A msgspec ``Struct`` decoder does the parse, the
@@ -42,8 +42,8 @@ import msgspec
 from pydantic import BaseModel
 
 from mini_codex.protocol import TurnContextItem
-from mini_codex.rollout.classify import EVENT_MODELS
-from mini_codex.rollout.exact import ITEM_FIELDS, FieldSpec, exact_field_spec
+from mini_codex.rollout.replay.classify import EVENT_MODELS
+from mini_codex.rollout.replay.exact import ITEM_FIELDS, FieldSpec, exact_field_spec
 
 __all__ = [
     "DECODE_REFUSED",

@@ -38,8 +38,8 @@ from mini_codex.rollout import (
     reconstruct_from_newest,
     replay_file,
 )
-from mini_codex.rollout.classify import classify
 from mini_codex.rollout.replay import reconstruct_entries, reconstruct_lines
+from mini_codex.rollout.replay.classify import classify
 
 Json = dict[str, Any]
 WINDOW_IDS = [f"01900000-0000-7000-8000-{n:012x}" for n in range(1, 40)]

@@ -3,7 +3,7 @@
 What belongs here: the small value types a reconstruction produces besides history
 (:class:`PreviousTurnSettings`, :class:`WindowInfo`), and the checkpoint contract shared by the
 writer and the replay: :func:`checkpoint_payload` builds one, :func:`parse_checkpoint_meta` reads
-one back. What does not: the replay fold itself (``replay.py``) and writing lines (the recorder).
+one back. What does not: the replay fold itself (``fold.py``) and writing lines (the recorder).
 
 A checkpoint is a ``compacted`` line with ``"message": ""``, the full current history as
 ``replacement_history`` and one extra field::
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mini_codex.protocol import CompactedItem, ResponseItem, TurnContextItem
-from mini_codex.rollout.lines import DECODE_ERRORS
+from mini_codex.rollout.replay.lines import DECODE_ERRORS
 
 CHECKPOINT_KEY = "mini_codex_checkpoint"
 """The extra ``compacted`` payload field that marks a mini-codex checkpoint."""

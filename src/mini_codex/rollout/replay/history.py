@@ -2,7 +2,7 @@
 
 What belongs here: :class:`History`, the ``Reconstructed.history`` of a replay, and
 :data:`ItemSource`, what it holds per item until someone reads it. What does not: deciding which
-items survive (``replay.py``) or whether a raw item is valid (``classify.py``).
+items survive (``reconstruct.py``) or whether a raw item is valid (``classify.py``).
 
 Why lazy: a whole-file replay keeps hundreds of thousands of items, and building their pydantic
 models costs several times the JSON parse of the file; most callers (``rollout replay --json``,
