@@ -60,7 +60,7 @@ def test_a_truncated_file_drops_its_cut_line_with_a_note() -> None:
     assert (rules.check("build/"), rules.check("x.log"), rules.notes) == (
         None,
         True,
-        ("only the first 6 bytes were read; later lines ignored",),
+        ("larger than 10 bytes: lines after byte 6 ignored",),
     )
 
 

@@ -115,9 +115,10 @@ class IgnoreRules:
         """
         notes: list[str] = []
         if truncated:
+            read = len(data)
             cut = data.rfind(b"\n")
             data = data[: cut + 1] if cut >= 0 else b""
-            notes.append(f"only the first {len(data)} bytes were read; later lines ignored")
+            notes.append(f"larger than {read} bytes: lines after byte {len(data)} ignored")
         return cls(data.decode("utf-8", errors="replace").splitlines(), notes)
 
     def check(self, path: str) -> bool | None:
