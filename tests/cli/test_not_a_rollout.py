@@ -90,7 +90,9 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     for args in (["rollout", "verify", str(fifo)], resume_args(fifo, tmp_path)):
         done: list[Result] = []
-        worker = threading.Thread(target=lambda a=args: done.append(invoke(a, tmp_path / "h")))
+        worker = threading.Thread(
+            target=lambda a=args, out=done: out.append(invoke(a, tmp_path / "h"))
+        )
         worker.daemon = True
         worker.start()
         worker.join(20)
