@@ -316,10 +316,11 @@ def resume_command(
 def _latest_rollout(cd: Path | None) -> Path:
     from mini_codex.rollout.index import SessionIndex
 
-    index = SessionIndex(mini_codex_home())
-    index.refresh()
-    cwd = str((cd or Path.cwd()).resolve())
-    found = index.latest(cwd=cwd) or index.latest()
+    with SessionIndex(mini_codex_home()) as index:
+        index.refresh()
+        cwd = str((cd or Path.cwd()).resolve())
+        found = index.latest(cwd=cwd) or index.latest()
+    _print_notices(index.notices)
     if found is None:
         raise MiniCodexError(f"no recorded sessions under {mini_codex_home()}")
     return Path(found.path)
@@ -331,15 +332,21 @@ def _find_rollout(target: str) -> Path:
         return path
     from mini_codex.rollout.index import SessionIndex
 
-    index = SessionIndex(mini_codex_home())
-    index.refresh()
-    found = index.find(target)
+    with SessionIndex(mini_codex_home()) as index:
+        index.refresh()
+        found = index.find(target)
+    _print_notices(index.notices)
     if not found:
         raise MiniCodexError(f"no session or rollout file matches {target!r}")
     if len(found) > 1:
         ids = ", ".join(info.id for info in found[:5])
         raise MiniCodexError(f"{target!r} matches several sessions ({ids}); give more of the id")
     return Path(found[0].path)
+
+
+def _print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        typer.echo(f"notice: {notice}", err=True)
 
 
 def _exit(run: Callable[[], int]) -> None:
