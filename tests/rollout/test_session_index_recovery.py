@@ -37,10 +37,10 @@ def corrupt_pages(db_path: Path, *, first_page: int = 2, last_page: int | None =
     return bytes(data)
 
 
-def built_index(home: Path) -> Path:
-    with SessionIndex(home) as index:
+def built_index(root: Path) -> Path:
+    with SessionIndex(root) as index:
         index.refresh()
-    return home / INDEX_FILENAME
+    return root / INDEX_FILENAME
 
 
 def test_the_corruption_is_real(home: Path) -> None:  # noqa: F811
