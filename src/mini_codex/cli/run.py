@@ -211,12 +211,18 @@ def run_session(
 
 async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
     """The first Ctrl-C (or SIGTERM) interrupts the turn through the session, so running tools
-    get their aborted outputs recorded; after it, a second signal gets the default handling."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            received.append(int(signum))
-            session.interrupt()
-            return
+    get their aborted outputs recorded; after it, a second signal gets the handling the process
+    had before (``entry.py``: one line, exit 130/143), as does a signal during shutdown."""
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                received.append(int(signum))
+                session.interrupt()
+                return
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
 
 
 def _open_trace(path: Path | None) -> TextIO | None:
