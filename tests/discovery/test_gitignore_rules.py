@@ -87,3 +87,10 @@ def test_many_literal_patterns_match_in_constant_time() -> None:
         None,
         None,
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.lists(paths(), min_size=1, max_size=5))
+def test_any_bytes_make_rules_that_never_raise(data: bytes, checked: list[str]) -> None:
+    rules = IgnoreRules.from_bytes(data)
+    assert all(rules.check(path) in (True, False, None) for path in checked)

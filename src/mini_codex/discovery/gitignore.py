@@ -89,10 +89,15 @@ class IgnoreRules:
         self._by_suffix: dict[str, list[int]] = {}
         self._general: list[int] = []
         general_regexes: dict[str, re.Pattern[str]] = {}
+        invalid = 0
         for index, line in enumerate(kept):
             if self._index_literal(index, line):
                 continue
-            pattern = self._pattern(index)
+            try:
+                pattern = self._pattern(index)
+            except ValueError:  # pathspec's GitIgnorePatternError: git ignores such a line too
+                invalid += 1
+                continue
             if pattern.include is None or pattern.regex is None:
                 continue
             self._general.append(index)
@@ -101,6 +106,8 @@ class IgnoreRules:
         self.empty: bool = not (self._general or indexed)
         self._prefilter = _compile_prefilter(list(general_regexes.values()))
         notes = list(notes)
+        if invalid:
+            notes.append(f"{invalid} invalid pattern line(s) ignored")
         if too_long:
             notes.append(
                 f"{too_long} line(s) longer than {MAX_PATTERN_BYTES} bytes ignored (no such path)"

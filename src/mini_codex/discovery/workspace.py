@@ -363,7 +363,7 @@ class WorkspaceScanner:
             return None
         except UnsafeFileError as exc:
             if warn_key is not None:
-                self._warn(warn_key, f"ignore file {exc}")
+                self._warn(warn_key, str(exc))
             if exc.transient:
                 return _IgnoreFile(None, False, None, IgnoreRules(()))
             # Refused for what it is (a FIFO, a device, outside the root): remember its stat so
