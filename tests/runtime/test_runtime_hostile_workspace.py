@@ -20,6 +20,7 @@ from runtime_harness import SleepTool, open_session
 
 from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.runtime.capture import build_world_state, capture_step
+from mini_codex.rollout.verify import check_rollout
 from mini_codex.runtime.deadline import LATE, DeadlineCall
 from mini_codex.testing import ScriptedResponse, assistant, function_call
 from mini_codex.tools.base import ToolContext
@@ -174,3 +175,15 @@ async def test_a_deadline_call_runs_one_call_at_a_time() -> None:
     release.set()
     assert await call.call(slow, 5.0) == 2  # the stale result is dropped, a fresh call runs
     assert call.running is False
+
+
+async def test_non_utf8_names_reach_the_model_and_the_rollout_escaped(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / os.fsdecode(b"caf\xe9.txt")).write_text("x")
+    async with open_session(tmp_path, [ScriptedResponse([assistant("ok")])]) as run:
+        await run.session.run_turn("go")
+    notes = _notes_text([item.to_json() for item in run.prompts[0].input])
+    assert "- skipped a name that is not valid UTF-8: 'caf\\udce9.txt'\n" in notes
+    lines = run.rollout()  # the notes were recorded (UTF-8 JSON) and read back
+    assert check_rollout(lines).violations == []
