@@ -19,8 +19,8 @@ import pytest
 from runtime_harness import SleepTool, open_session
 
 from mini_codex.discovery.workspace import WorkspaceScanner
-from mini_codex.runtime.capture import build_world_state, capture_step
 from mini_codex.rollout.verify import check_rollout
+from mini_codex.runtime.capture import build_world_state, capture_step
 from mini_codex.runtime.deadline import LATE, DeadlineCall
 from mini_codex.testing import ScriptedResponse, assistant, function_call
 from mini_codex.tools.base import ToolContext
