@@ -35,6 +35,7 @@ MAX_IGNORE_FILE_BYTES: Final = 1 << 20
 MAX_PATTERN_BYTES: Final = 4096
 """Longer pattern lines are skipped: no path on Linux is that long (PATH_MAX)."""
 _SPEC_CACHE_SIZE: Final = 256
+_PARENT_CACHE_SIZE: Final = 4096
 _PREFILTER_CHUNK: Final = 512
 
 _SEGMENT: Final = r"[A-Za-z0-9._+@=,%~-]+"
@@ -42,6 +43,7 @@ _LITERAL: Final = re.compile(
     rf"(?P<lead>/)?(?P<name>\*\.[A-Za-z0-9_+@=,%~-]+|{_SEGMENT}(?:/{_SEGMENT})*)/?"
 )
 """A pattern without wildcards or escapes (``name``, ``dir/``, ``/a/b``), or ``*.ext``."""
+_DOT_SEGMENT: Final = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
 
 _FLOATING_PREFIX: Final = "^(?:.+/)?"
 """How pathspec compiles a pattern without an inner slash: it may match at any depth."""
@@ -63,6 +65,7 @@ class IgnoreRules:
         "_compiled",
         "_general",
         "_lines",
+        "_parents",
         "_prefilter",
         "_specs",
         "empty",
@@ -84,6 +87,7 @@ class IgnoreRules:
         self._lines = kept
         self._compiled: dict[int, GitIgnoreSpecPattern] = {}
         self._specs: dict[tuple[int, ...], GitIgnoreSpec] = {}
+        self._parents: dict[str, tuple[int, ...]] = {}
         self._by_name: dict[str, list[int]] = {}
         self._by_prefix: dict[str, list[int]] = {}
         self._by_suffix: dict[str, list[int]] = {}
@@ -132,26 +136,10 @@ class IgnoreRules:
         """True: ignored; False: re-included by a negation; None: no pattern matches."""
         if self.empty:
             return None
-        parts = (path[:-1] if path.endswith("/") else path).split("/")
-        hits: list[int] = []
-        if self._by_name:
-            for part in parts:
-                found = self._by_name.get(part)
-                if found is not None:
-                    hits.extend(found)
-        if self._by_suffix:
-            for part in parts:
-                dot = part.rfind(".")
-                found = self._by_suffix.get(part[dot:]) if dot >= 0 else None
-                if found is not None:
-                    hits.extend(found)
-        if self._by_prefix:
-            prefix = ""
-            for part in parts:
-                prefix = f"{prefix}/{part}" if prefix else part
-                found = self._by_prefix.get(prefix)
-                if found is not None:
-                    hits.extend(found)
+        bare = path[:-1] if path.endswith("/") else path
+        parent, _, name = bare.rpartition("/")
+        inherited = self._parent_hits(parent) if parent else ()
+        hits = [*inherited, *self._component_hits(name, bare)]
         if self._general and (self._prefilter is None or self._prefilter(path) is not None):
             hits.extend(self._general)
         if not hits:
@@ -165,6 +153,34 @@ class IgnoreRules:
             self._specs[key] = spec
         include: bool | None = spec.check_file(path).include
         return include
+
+    def _component_hits(self, name: str, prefix: str) -> list[int]:
+        """Indexed patterns keyed by one path component ``name`` ending the path ``prefix``."""
+        hits: list[int] = []
+        found = self._by_name.get(name)
+        if found is not None:
+            hits.extend(found)
+        if self._by_suffix:
+            dot = name.rfind(".")
+            found = self._by_suffix.get(name[dot:]) if dot >= 0 else None
+            if found is not None:
+                hits.extend(found)
+        found = self._by_prefix.get(prefix)
+        if found is not None:
+            hits.extend(found)
+        return hits
+
+    def _parent_hits(self, parent: str) -> tuple[int, ...]:
+        """Indexed patterns keyed by the components of a directory (cached: entries share it)."""
+        cached = self._parents.get(parent)
+        if cached is None:
+            grand, _, name = parent.rpartition("/")
+            inherited = self._parent_hits(grand) if grand else ()
+            cached = (*inherited, *self._component_hits(name, parent))
+            if len(self._parents) >= _PARENT_CACHE_SIZE:
+                self._parents.clear()
+            self._parents[parent] = cached
+        return cached
 
     def _pattern(self, index: int) -> GitIgnoreSpecPattern:
         pattern = self._compiled.get(index)
@@ -183,7 +199,7 @@ class IgnoreRules:
         if match is None:
             return False
         anchored, name = bool(match["lead"]), match["name"]
-        if any(part in (".", "..") for part in name.split("/")):
+        if "." in name and _DOT_SEGMENT.search(name) is not None:
             return False
         if name.startswith("*"):
             if anchored:
