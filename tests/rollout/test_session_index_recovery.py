@@ -116,3 +116,20 @@ def test_sessions_list_and_resume_last_survive_a_corrupted_index(
     assert resumed.exit_code == 0, resumed.stderr
     assert resumed.stderr.startswith("notice: session index ")
     assert '"back"' in resumed.stdout
+
+
+def test_resume_by_id_prefix_survives_a_corrupted_index(
+    home: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    corrupt_pages(built_index(home), last_page=2)
+    newest = expected_infos(home)[0]
+    before = newest.path.read_bytes()
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"output": [{"type": "message", "content": "back"}]}) + "\n")
+    env: dict[str, str | None] = {"MINI_CODEX_HOME": str(home), "OPENAI_API_KEY": None}
+    args = ["resume", newest.id, "again", "--model", f"scripted:{script}"]
+    resumed = runner.invoke(app, [*args, "--cd", str(tmp_path), "--json"], env=env)
+    assert (resumed.exit_code, resumed.stderr.count("\n")) == (0, 1), resumed.stderr
+    assert resumed.stderr.startswith("notice: session index ")
+    assert newest.path.read_bytes().startswith(before)
