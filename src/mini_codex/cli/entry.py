@@ -13,10 +13,14 @@ What does not belong here: anything else; the commands live in ``main.py``.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from types import FrameType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
 
 __all__ = ["SignalExit", "install", "main"]
 
@@ -43,9 +47,28 @@ def install() -> None:
     """Make SIGINT and SIGTERM raise :class:`SignalExit` (main thread only)."""
     signal.signal(signal.SIGINT, _handler)
     signal.signal(signal.SIGTERM, _handler)
+    if sys.unraisablehook is not _unraisable:
+        global _previous_hook
+        _previous_hook = sys.unraisablehook
+        sys.unraisablehook = _unraisable
 
 
-def _exit_for(signum: int) -> NoReturn:
+_previous_hook = sys.__unraisablehook__
+
+
+def _unraisable(unraisable: UnraisableHookArgs) -> None:
+    """A signal that lands in a callback whose exceptions Python swallows (a weakref callback,
+    ``__del__``) would print "Exception ignored" with a traceback and be lost: end the process
+    right there instead, with the one line. What was recorded is already written (the rollout
+    writer does not buffer)."""
+    if not isinstance(unraisable.exc_value, SignalExit):
+        _previous_hook(unraisable)
+        return
+    _say(unraisable.exc_value.signum)
+    os._exit(128 + unraisable.exc_value.signum)
+
+
+def _say(signum: int) -> None:
     # From here on nothing may interrupt the exit: a second signal is ignored.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -58,6 +81,10 @@ def _exit_for(signum: int) -> NoReturn:
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def _exit_for(signum: int) -> NoReturn:
+    _say(signum)
     sys.exit(128 + signum)
 
 
