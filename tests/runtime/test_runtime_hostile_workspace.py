@@ -133,7 +133,7 @@ async def test_a_late_workspace_scan_leaves_the_previous_listing_and_a_note(
         services = run.session.services
         scanner = _SlowScanner(run.cwd)
         services.scanner = scanner
-        services.phase_deadline_s = 0.2
+        services.workspace_deadline_s = 0.2
         turn = run.session.new_turn_context()
         first = await capture_step(turn, services, 1)
         assert (first.workspace is not None, first.notes) == (True, ())
