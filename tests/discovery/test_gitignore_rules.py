@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pathspec import GitIgnoreSpec
 
-from mini_codex.discovery.gitignore import MAX_PATTERN_BYTES, IgnoreRules
+from mini_codex.discovery.gitignore import MAX_PATTERN_BYTES, MAX_WILDCARD_PATTERNS, IgnoreRules
 
 NAMES = ["a", "b", "build", "x.log", "y.txt", ".env", "keep.tmp", "a.b.c", "dir"]
 SEGMENTS = st.sampled_from(NAMES)
@@ -94,3 +94,14 @@ def test_many_literal_patterns_match_in_constant_time() -> None:
 def test_any_bytes_make_rules_that_never_raise(data: bytes, checked: list[str]) -> None:
     rules = IgnoreRules.from_bytes(data)
     assert all(rules.check(path) in (True, False, None) for path in checked)
+
+
+def test_wildcard_patterns_beyond_the_limit_are_skipped_with_a_note() -> None:
+    lines = [f"a{number}*b" for number in range(MAX_WILDCARD_PATTERNS)] + ["*x*", "keep.me"]
+    rules = IgnoreRules(lines)
+    assert (rules.check("a7zzb"), rules.check("yxy"), rules.check("keep.me"), rules.notes) == (
+        True,
+        None,
+        True,
+        (f"1 wildcard pattern(s) after the first {MAX_WILDCARD_PATTERNS} ignored",),
+    )

@@ -12,7 +12,8 @@ Hostile files (the model writes ``.gitignore``) stay cheap: pattern lines longer
 wildcards (``name``, ``dir/``, ``/a/b``) or of the form ``*.ext`` — what generated ignore files
 are made of — are filed in dictionaries under a key every matching path must contain; they are
 compiled only when a path hits their key. Only the remaining wildcard patterns are compiled up
-front (~0.1 ms each) and pre-checked by combined regexes. A path is then decided by
+front (~0.1 ms each, at most :data:`MAX_WILDCARD_PATTERNS` per file, the rest skipped with a
+note) and pre-checked by combined regexes. A path is then decided by
 ``GitIgnoreSpec`` over just the patterns that can match it, in file order, which gives the same
 verdict as over all of them (patterns that do not match a path do not change its verdict).
 
@@ -28,12 +29,22 @@ from typing import Final
 from pathspec import GitIgnoreSpec
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-__all__ = ["MAX_IGNORE_FILE_BYTES", "MAX_PATTERN_BYTES", "IgnoreRules", "RuleChain", "decide"]
+__all__ = [
+    "MAX_IGNORE_FILE_BYTES",
+    "MAX_PATTERN_BYTES",
+    "MAX_WILDCARD_PATTERNS",
+    "IgnoreRules",
+    "RuleChain",
+    "decide",
+]
 
 MAX_IGNORE_FILE_BYTES: Final = 1 << 20
 """How much of one ignore file is read; later lines are ignored with a note."""
 MAX_PATTERN_BYTES: Final = 4096
 """Longer pattern lines are skipped: no path on Linux is that long (PATH_MAX)."""
+MAX_WILDCARD_PATTERNS: Final = 2000
+"""Wildcard patterns are compiled up front (~0.1 ms each) and tried on every path; more than
+this many in one file (no real ignore file has them) are skipped with a note."""
 _SPEC_CACHE_SIZE: Final = 256
 _PARENT_CACHE_SIZE: Final = 4096
 _PREFILTER_CHUNK: Final = 512
@@ -93,9 +104,12 @@ class IgnoreRules:
         self._by_suffix: dict[str, list[int]] = {}
         self._general: list[int] = []
         general_regexes: dict[str, re.Pattern[str]] = {}
-        invalid = 0
+        invalid = over_limit = 0
         for index, line in enumerate(kept):
             if self._index_literal(index, line):
+                continue
+            if len(self._general) >= MAX_WILDCARD_PATTERNS:
+                over_limit += 1
                 continue
             try:
                 pattern = self._pattern(index)
@@ -112,6 +126,10 @@ class IgnoreRules:
         notes = list(notes)
         if invalid:
             notes.append(f"{invalid} invalid pattern line(s) ignored")
+        if over_limit:
+            notes.append(
+                f"{over_limit} wildcard pattern(s) after the first {MAX_WILDCARD_PATTERNS} ignored"
+            )
         if too_long:
             notes.append(
                 f"{too_long} line(s) longer than {MAX_PATTERN_BYTES} bytes ignored (no such path)"
