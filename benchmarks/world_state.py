@@ -14,9 +14,9 @@ of one step:
 * naive-fast (extra, for context; 10 steps): the same full rescan with our compiled ignore
   rules instead of ``GitIgnoreSpec.check_file``;
 * a hostile ``.gitignore`` (issue 19): the first capture (a fresh scanner's full scan, which
-  reads and compiles the ignore file) with an empty root ``.gitignore`` against two 1 MiB ones a
-  model could write (``truncate -s 1M``, and generated patterns that match no listed file);
-  target: at most 2x.
+  reads and compiles the ignore file) with an empty root ``.gitignore`` against 1 MiB ones a
+  model could write (``truncate -s 1M``, generated patterns, distinct wildcards; none matches a
+  listed file); target: at most 2x.
 
 The tree is built on tmpfs (``/dev/shm``) when available, because creating 100k files on a
 contended disk can take a minute; ``--dir`` picks another place (results on ext4 ``/tmp`` were
@@ -178,11 +178,12 @@ MIB = 1 << 20
 
 
 def hostile_gitignores() -> dict[str, bytes]:
-    """Two 1 MiB root ``.gitignore`` files a model could write; neither matches a listed file.
+    """1 MiB root ``.gitignore`` files a model could write; none matches a listed file.
 
     ``nul``: ``truncate -s 1M .gitignore`` (one line of NUL bytes). ``generated``: the shapes
     generated ignore files are made of (paths, names, directories, ``*.ext``, repeated lines)
-    plus one wildcard pattern per thousand lines.
+    plus one wildcard pattern per thousand lines. ``wildcards``: distinct wildcard patterns only
+    (the rules compile the first 2000 and note the rest).
     """
     rng = random.Random(11)
     lines: list[str] = []
@@ -205,7 +206,10 @@ def hostile_gitignores() -> dict[str, bytes]:
         lines.append(line)
         size += len(line) + 1
     generated = ("\n".join(lines) + "\n").encode()[:MIB]
-    return {"nul": b"\0" * MIB, "generated": generated}
+    wildcards = "".join(
+        f"w{rng.randrange(10**6)}*x{rng.randrange(10**6)}\n" for _ in range(MIB // 12)
+    ).encode()[:MIB]
+    return {"nul": b"\0" * MIB, "generated": generated, "wildcards": wildcards}
 
 
 def cold_capture_ms(root: Path, gitignore: bytes, repeats: int) -> float:

@@ -41,3 +41,10 @@ def test_followed_directory_links_never_loop(tmp_path: Path) -> None:
     scanner = WorkspaceScanner(root, follow_symlinks=True)
     files = without_blocking(scanner.scan)
     assert sorted(files.paths) == ["README.md", "out", "src/main.py", "src/self", "src/up"]
+
+
+def test_a_git_file_instead_of_a_directory_is_no_problem(tmp_path: Path) -> None:
+    """In a git worktree ``.git`` is a file: there is no ``.git/info/exclude`` to read."""
+    (tmp_path / ".git").write_text("gitdir: /elsewhere\n")
+    (tmp_path / "a.txt").write_text("a")
+    assert scan(tmp_path) == (["a.txt"], ())

@@ -79,7 +79,8 @@ def _kind(mode: int) -> str:
 def read_workspace_file(path: str, max_bytes: int, *, boundary: str | None) -> FileContent:
     """Read up to ``max_bytes`` of the regular file at ``path`` (see the module docstring).
 
-    Raises ``FileNotFoundError`` when nothing is there (also a dangling symlink) and
+    Raises ``FileNotFoundError`` when nothing is there (also a dangling symlink, or a parent
+    that is not a directory) and
     :class:`UnsafeFileError` when the file is refused or cannot be read.
     """
     shown = display_path(path)
@@ -92,6 +93,8 @@ def read_workspace_file(path: str, max_bytes: int, *, boundary: str | None) -> F
         fd = os.open(real, _OPEN_FLAGS)
     except FileNotFoundError:
         raise
+    except NotADirectoryError:  # a parent is a file (``.git`` of a worktree): nothing there
+        raise FileNotFoundError(errno.ENOENT, "no such file", path) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UnsafeFileError(f"{shown} is a symlink loop; skipped") from None

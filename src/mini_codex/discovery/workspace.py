@@ -357,7 +357,7 @@ class WorkspaceScanner:
         try:
             st = self._stat(path)
             content = read_workspace_file(path, MAX_IGNORE_FILE_BYTES, boundary=self._real_root)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # NotADirectory: ``.git`` is a file
             if warn_key is not None:
                 self._warnings.pop(warn_key, None)
             return None
