@@ -9,8 +9,9 @@ most paths match no pattern and ``GitIgnoreSpec.check_file`` costs ~9 µs per ca
 
 Hostile files (the model writes ``.gitignore``) stay cheap: pattern lines longer than
 :data:`MAX_PATTERN_BYTES` are skipped with a note, repeated lines collapse, and patterns without
-wildcards (``name``, ``dir/``, ``/a/b``) or of the form ``*.ext`` — what generated ignore files
-are made of — are filed in dictionaries under a key every matching path must contain; they are
+wildcards (``name``, ``dir/``, ``/a/b``), of the form ``*.ext``, or wildcard patterns for one
+component that start with two literal characters (``tmp_*``) — what generated ignore files are
+made of — are filed in dictionaries under a key every matching path must contain; they are
 compiled only when a path hits their key. Only the remaining wildcard patterns are compiled up
 front (~0.1 ms each, at most :data:`MAX_WILDCARD_PATTERNS` per file, the rest skipped with a
 note) and pre-checked by combined regexes. A path is then decided by
@@ -55,6 +56,8 @@ _LITERAL: Final = re.compile(
 )
 """A pattern without wildcards or escapes (``name``, ``dir/``, ``/a/b``), or ``*.ext``."""
 _DOT_SEGMENT: Final = re.compile(r"(?:^|/)\.{1,2}(?:/|$)")
+_HEADED: Final = re.compile(r"(?P<head>[A-Za-z0-9._+@=,%~-]{2})[^/\\]*/?")
+"""A one-component pattern (no slash but a trailing one) starting with two literal characters."""
 
 _FLOATING_PREFIX: Final = "^(?:.+/)?"
 """How pathspec compiles a pattern without an inner slash: it may match at any depth."""
@@ -70,6 +73,7 @@ class IgnoreRules:
     """
 
     __slots__ = (
+        "_by_head",
         "_by_name",
         "_by_prefix",
         "_by_suffix",
@@ -102,6 +106,7 @@ class IgnoreRules:
         self._by_name: dict[str, list[int]] = {}
         self._by_prefix: dict[str, list[int]] = {}
         self._by_suffix: dict[str, list[int]] = {}
+        self._by_head: dict[str, list[int]] = {}
         self._general: list[int] = []
         general_regexes: dict[str, re.Pattern[str]] = {}
         invalid = over_limit = 0
@@ -120,7 +125,7 @@ class IgnoreRules:
                 continue
             self._general.append(index)
             general_regexes.setdefault(pattern.regex.pattern, pattern.regex)
-        indexed = self._by_name or self._by_prefix or self._by_suffix
+        indexed = self._by_name or self._by_prefix or self._by_suffix or self._by_head
         self.empty: bool = not (self._general or indexed)
         self._prefilter = _compile_prefilter(list(general_regexes.values()))
         notes = list(notes)
@@ -167,7 +172,8 @@ class IgnoreRules:
         if spec is None:
             if len(self._specs) >= _SPEC_CACHE_SIZE:
                 self._specs.clear()
-            spec = GitIgnoreSpec([self._pattern(index) for index in key])
+            compiled = [self._valid_pattern(index) for index in key]
+            spec = GitIgnoreSpec([pattern for pattern in compiled if pattern is not None])
             self._specs[key] = spec
         include: bool | None = spec.check_file(path).include
         return include
@@ -186,6 +192,10 @@ class IgnoreRules:
         found = self._by_prefix.get(prefix)
         if found is not None:
             hits.extend(found)
+        if self._by_head:
+            found = self._by_head.get(name[:2])
+            if found is not None:
+                hits.extend(found)
         return hits
 
     def _parent_hits(self, parent: str) -> tuple[int, ...]:
@@ -201,11 +211,18 @@ class IgnoreRules:
         return cached
 
     def _pattern(self, index: int) -> GitIgnoreSpecPattern:
+        """The compiled pattern of line ``index``; raises ``ValueError`` for an invalid one."""
         pattern = self._compiled.get(index)
         if pattern is None:
             pattern = GitIgnoreSpecPattern(self._lines[index])
             self._compiled[index] = pattern
         return pattern
+
+    def _valid_pattern(self, index: int) -> GitIgnoreSpecPattern | None:
+        try:
+            return self._pattern(index)
+        except ValueError:  # an invalid lazily compiled pattern never matches (as in git)
+            return None
 
     def _index_literal(self, index: int, line: str) -> bool:
         """File a pattern without wildcards under the key every path it matches must contain.
@@ -215,7 +232,13 @@ class IgnoreRules:
         body = line[1:] if line.startswith("!") else line
         match = _LITERAL.fullmatch(body)
         if match is None:
-            return False
+            headed = _HEADED.fullmatch(body)
+            if headed is None:
+                return False
+            # A wildcard pattern for one component that starts with two literal characters:
+            # only a component starting with them can match.
+            self._by_head.setdefault(headed["head"], []).append(index)
+            return True
         anchored, name = bool(match["lead"]), match["name"]
         if "." in name and _DOT_SEGMENT.search(name) is not None:
             return False
