@@ -13,10 +13,11 @@ wildcards (``name``, ``dir/``, ``/a/b``), of the form ``*.ext``, or wildcard pat
 component that start with two literal characters (``tmp_*``) — what generated ignore files are
 made of — are filed in dictionaries under a key every matching path must contain; they are
 compiled only when a path hits their key. Only the remaining wildcard patterns are compiled up
-front (~0.1 ms each, at most :data:`MAX_WILDCARD_PATTERNS` per file, the rest skipped with a
-note) and pre-checked by combined regexes. A path is then decided by
-``GitIgnoreSpec`` over just the patterns that can match it, in file order, which gives the same
-verdict as over all of them (patterns that do not match a path do not change its verdict).
+front (~0.1 ms each) and pre-checked by combined regexes. At most :data:`MAX_WILDCARD_PATTERNS`
+wildcard patterns (lazily compiled or not) are used per file; the rest are skipped with a note.
+A path is then decided by ``GitIgnoreSpec`` over just the patterns that can match it, in file
+order, which gives the same verdict as over all of them (patterns that do not match a path do not
+change its verdict).
 
 What does not belong here: walking directories or reading files (``workspace.py``).
 """
@@ -109,12 +110,15 @@ class IgnoreRules:
         self._by_head: dict[str, list[int]] = {}
         self._general: list[int] = []
         general_regexes: dict[str, re.Pattern[str]] = {}
-        invalid = over_limit = 0
+        invalid = over_limit = wildcards = 0
         for index, line in enumerate(kept):
             if self._index_literal(index, line):
                 continue
-            if len(self._general) >= MAX_WILDCARD_PATTERNS:
+            if wildcards >= MAX_WILDCARD_PATTERNS:
                 over_limit += 1
+                continue
+            wildcards += 1
+            if self._index_headed(index, line):
                 continue
             try:
                 pattern = self._pattern(index)
@@ -232,13 +236,7 @@ class IgnoreRules:
         body = line[1:] if line.startswith("!") else line
         match = _LITERAL.fullmatch(body)
         if match is None:
-            headed = _HEADED.fullmatch(body)
-            if headed is None:
-                return False
-            # A wildcard pattern for one component that starts with two literal characters:
-            # only a component starting with them can match.
-            self._by_head.setdefault(headed["head"], []).append(index)
-            return True
+            return False
         anchored, name = bool(match["lead"]), match["name"]
         if "." in name and _DOT_SEGMENT.search(name) is not None:
             return False
@@ -250,6 +248,15 @@ class IgnoreRules:
             self._by_prefix.setdefault(name, []).append(index)
         else:
             self._by_name.setdefault(name, []).append(index)
+        return True
+
+    def _index_headed(self, index: int, line: str) -> bool:
+        """File a wildcard pattern for one component that starts with two literal characters
+        (``tmp_*``) under them: only a component starting with them can match."""
+        headed = _HEADED.fullmatch(line[1:] if line.startswith("!") else line)
+        if headed is None:
+            return False
+        self._by_head.setdefault(headed["head"], []).append(index)
         return True
 
 
