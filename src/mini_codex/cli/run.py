@@ -275,12 +275,18 @@ def run_session(
 
 async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
     """The first Ctrl-C (or SIGTERM) interrupts the turn through the session, so running tools
-    get their aborted outputs recorded; after it, a second signal gets the default handling."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            received.append(int(signum))
-            session.interrupt()
-            return
+    get their aborted outputs recorded; after it, a second signal gets the handling the process
+    had before (``entry.py``: one line, exit 130/143), as does a signal during shutdown."""
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                received.append(int(signum))
+                session.interrupt()
+                return
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
 
 
 def _open_trace(path: Path | None) -> TextIO | None:
@@ -406,10 +412,11 @@ def resume_command(
 def _latest_rollout(cd: Path | None) -> Path:
     from mini_codex.rollout.index import SessionIndex
 
-    index = SessionIndex(mini_codex_home())
-    index.refresh()
-    cwd = str((cd or Path.cwd()).resolve())
-    found = index.latest(cwd=cwd) or index.latest()
+    with SessionIndex(mini_codex_home()) as index:
+        index.refresh()
+        cwd = str((cd or Path.cwd()).resolve())
+        found = index.latest(cwd=cwd) or index.latest()
+    _print_notices(index.notices)
     if found is None:
         raise MiniCodexError(f"no recorded sessions under {mini_codex_home()}")
     return Path(found.path)
@@ -421,15 +428,21 @@ def _find_rollout(target: str) -> Path:
         return path
     from mini_codex.rollout.index import SessionIndex
 
-    index = SessionIndex(mini_codex_home())
-    index.refresh()
-    found = index.find(target)
+    with SessionIndex(mini_codex_home()) as index:
+        index.refresh()
+        found = index.find(target)
+    _print_notices(index.notices)
     if not found:
         raise MiniCodexError(f"no session or rollout file matches {target!r}")
     if len(found) > 1:
         ids = ", ".join(info.id for info in found[:5])
         raise MiniCodexError(f"{target!r} matches several sessions ({ids}); give more of the id")
     return Path(found[0].path)
+
+
+def _print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        typer.echo(f"notice: {notice}", err=True)
 
 
 def _exit(run: Callable[[], int]) -> None:
