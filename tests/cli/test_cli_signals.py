@@ -33,7 +33,15 @@ def start(tmp_path: Path) -> subprocess.Popen[str]:
     script.write_text(json.dumps({"output": [call]}) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "MINI_CODEX_"))}
     env["MINI_CODEX_HOME"] = str(tmp_path / "home")
-    args = ["exec", "--model", f"scripted:{script}", "--json", "--cd", str(tmp_path), "wait"]
+    args = [
+        "exec",
+        "--model",
+        f"scripted:{script}",
+        "--json-events=mini-codex",
+        "--cd",
+        str(tmp_path),
+        "wait",
+    ]
     return subprocess.Popen(
         [str(MINI_CODEX), *args],
         cwd=tmp_path,

@@ -135,12 +135,12 @@ async def test_a_late_workspace_scan_leaves_the_previous_listing_and_a_note(
         services.scanner = scanner
         services.workspace_deadline_s = 0.2
         turn = run.session.new_turn_context()
-        first = await capture_step(turn, services, 1)
+        first = (await capture_step(turn, services, 1)).step
         assert (first.workspace is not None, first.notes) == (True, ())
         scanner.hang = True
         (run.cwd / "new.txt").write_text("x")
         started = time.monotonic()
-        late = await capture_step(turn, services, 2)
+        late = (await capture_step(turn, services, 2)).step
         elapsed = time.monotonic() - started
         assert (late.workspace, late.notes) == (
             first.workspace,
@@ -154,7 +154,7 @@ async def test_a_late_workspace_scan_leaves_the_previous_listing_and_a_note(
         assert "capture_notes" in world_state.ids
         scanner.hang = False
         scanner.release.set()
-        fresh = await capture_step(turn, services, 3)
+        fresh = (await capture_step(turn, services, 3)).step
         assert fresh.workspace is not None
         assert ("new.txt" in fresh.workspace, fresh.notes) == (True, ())
 
