@@ -22,6 +22,7 @@ from mini_codex.cli.env import (
     process_environment,
     user_shell,
 )
+from mini_codex.cli.oss import LocalProviderOpt, OssFlags, OssOpt, open_local_model
 from mini_codex.cli.render import render_event
 from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
@@ -151,6 +152,7 @@ def run_session(
     trace_requests: Path | None,
     overrides: list[str],
     resume_path: Path | None = None,
+    oss: OssFlags | None = None,
 ) -> int:
     home = mini_codex_home()
     config = load_effective_config(home, overrides)
@@ -164,12 +166,17 @@ def run_session(
         raise MiniCodexError(f"--cd {cwd}: not a directory")
     # Everything that can be refused is checked before anything is created or opened.
     policy = _sandbox(sandbox, config)
-    client = _client_for(model_name, config)
+    local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
+    if local is not None:
+        config, model_name = local.config, local.name
+    client = local.client if local is not None else _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
         trace = _open_trace(trace_requests)
     except MiniCodexError:
         anyio.run(client.aclose)
+        if local is not None:
+            local.close()
         raise
     output = _Output(as_json, sys.stdout, trace)
     options = SessionOptions(
@@ -202,6 +209,8 @@ def run_session(
     try:
         anyio.run(main)
     finally:
+        if local is not None:
+            local.close()  # stops an embedded model server
         if trace is not None:
             trace.close()
     if interrupted:
@@ -217,6 +226,10 @@ async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
             received.append(int(signum))
             session.interrupt()
             return
+
+
+def _notice(text: str) -> None:
+    typer.echo(text, err=True)
 
 
 def _open_trace(path: Path | None) -> TextIO | None:
@@ -260,6 +273,8 @@ def exec_command(
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
+    oss: OssOpt = False,
+    local_provider: LocalProviderOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
     _exit(
@@ -271,6 +286,7 @@ def exec_command(
             as_json=json_,
             trace_requests=trace_requests,
             overrides=config or [],
+            oss=OssFlags(oss, local_provider),
         )
     )
 
@@ -287,6 +303,8 @@ def resume_command(
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
+    oss: OssOpt = False,
+    local_provider: LocalProviderOpt = None,
 ) -> None:
     """Continue a recorded session with a new task."""
 
@@ -308,6 +326,7 @@ def resume_command(
             trace_requests=trace_requests,
             overrides=config or [],
             resume_path=path,
+            oss=OssFlags(oss, local_provider),
         )
 
     _exit(run)
