@@ -206,20 +206,24 @@ async def test_server_killed_mid_stream_is_retried_and_the_retry_succeeds() -> N
     policy = RetryPolicy()
     request = prompt("Count from 1 to 200, separated by commas.")
     client = client_for(base_url)
-    deltas = 0
+    deltas: list[str] = []
+
+    async def read_and_kill_after_three_deltas() -> None:
+        async for event in client.stream(request):
+            if isinstance(event, OutputTextDelta):
+                deltas.append(event.delta)
+                if len(deltas) == 3:
+                    assert first.pid is not None
+                    os.kill(first.pid, signal.SIGKILL)
+
     try:
         with pytest.raises(ProviderError) as caught:
-            async for event in client.stream(request):
-                if isinstance(event, OutputTextDelta):
-                    deltas += 1
-                    if deltas == 3:
-                        assert first.pid is not None
-                        os.kill(first.pid, signal.SIGKILL)
+            await read_and_kill_after_three_deltas()
     finally:
         await client.aclose()
         first.stop()
     error = caught.value
-    assert deltas >= 3
+    assert len(deltas) >= 3
     assert error.retryable
     assert policy.should_retry(error, 0)
     with EmbeddedLlamaServer(settings(max_tokens=16, port=port)) as second:
