@@ -111,9 +111,10 @@ def _provider_config(
         tool_calling = "native" if server.native_tools else "envelope"
     else:
         tool_calling = request.tool_calling
-    base = request.provider_config or ModelProviderConfig(name=PROVIDER_LABELS[request.provider])
+    base = request.provider_config or ModelProviderConfig()
     return base.model_copy(
         update={
+            "name": base.name or PROVIDER_LABELS[request.provider],
             "base_url": base_url,
             "wire_api": "chat",
             "env_key": None,
