@@ -184,3 +184,24 @@ def test_exec_oss_errors_are_one_line(tmp_path: Path) -> None:
     assert not_gguf.stderr.startswith(
         "error: --oss with the embedded llama.cpp server takes --model PATH.gguf (got 'qwen3:8b')"
     )
+
+
+def test_resume_oss_continues_the_session_on_the_same_local_server(tmp_path: Path) -> None:
+    with stand_in("lmstudio", LMSTUDIO_MODELS, reply="hi again") as server:
+        config = (
+            'oss_provider = "lmstudio"\n'
+            f'[model_providers.lmstudio]\nbase_url = "{server.base_url}"\n'
+        )
+        first = run_cli(tmp_path, config, "--oss", "-m", "smollm2-135m", "one")
+        home = tmp_path / "home"
+        work = tmp_path / "work"
+        env = {"MINI_CODEX_HOME": str(home), "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
+        args = ["resume", "--last", "--cd", str(work), "--oss", "-m", "smollm2-135m", "two"]
+        second = runner.invoke(app, args, env=env)
+        chat = [body for method, path, body in server.requests if path == "/v1/chat/completions"]
+    assert (first.exit_code, second.exit_code) == (0, 0), second.output
+    assert len(chat) == 2
+    # envelope mode (no "tool_use" capability): the second request carries the first exchange
+    assert "response_format" in chat[1]
+    texts = [message["content"] for message in chat[1]["messages"]]
+    assert texts[-3:] == ["one", '{"message": "hi again"}', "two"]

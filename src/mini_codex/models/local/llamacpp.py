@@ -153,7 +153,15 @@ class EmbeddedLlamaServer:
         stdout = process.stdout
         assert stdout is not None
         result: list[str] = []
-        reader = threading.Thread(target=lambda: result.append(stdout.readline()), daemon=True)
+
+        def read_status_line() -> None:
+            # The status line is JSON; anything a library printed before it is skipped.
+            for line in stdout:
+                if line.lstrip().startswith("{"):
+                    result.append(line)
+                    return
+
+        reader = threading.Thread(target=read_status_line, daemon=True)
         reader.start()
         reader.join(self.settings.start_timeout_s)
         if reader.is_alive():
