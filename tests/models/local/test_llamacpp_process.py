@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -10,11 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from mini_codex.config import LlamaCppConfig, ModelProviderConfig
+from mini_codex.models import ModelClientOptions
 from mini_codex.models.local import (
     EmbeddedLlamaServer,
     LlamaCppSettings,
     LocalModelError,
+    OssModel,
+    OssRequest,
     bundled_model_path,
+    open_oss,
 )
 
 
@@ -98,3 +104,45 @@ def test_a_missing_model_file_is_refused_before_starting(tmp_path: Path) -> None
     with pytest.raises(LocalModelError) as caught:
         EmbeddedLlamaServer(LlamaCppSettings(model_path=missing)).start()
     assert str(caught.value) == f"model file not found: {missing}"
+
+
+def test_open_oss_with_a_gguf_path_serves_it_with_the_servers_context_window() -> None:
+    path = bundled_model_path()
+    request = OssRequest(model=str(path), llamacpp=LlamaCppConfig(n_ctx=512, max_tokens=16))
+    with open_oss(request) as opened:
+        base_url = opened.options.provider.base_url
+        assert base_url is not None
+        pids = [
+            pid
+            for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+            if alive(pid) and f"--parent-pid\0{os.getpid()}\0".encode() in cmdline(pid)
+        ]
+        assert len(pids) == 1
+    assert opened == OssModel(
+        provider="llamacpp",
+        model=path.stem,
+        options=ModelClientOptions(
+            model=path.stem,
+            provider_name="llamacpp",
+            provider=ModelProviderConfig(
+                name="llama.cpp (embedded)",
+                base_url=base_url,
+                wire_api="chat",
+                tool_calling="envelope",
+            ),
+        ),
+        context_window=512,
+        native_tools=False,
+        demo=False,
+        server_start_s=opened.server_start_s,
+    )
+    assert opened.notice is None
+    assert base_url.startswith("http://127.0.0.1:")
+    assert not alive(pids[0])
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
