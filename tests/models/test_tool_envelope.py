@@ -144,6 +144,23 @@ def test_streamed_message_decodes_to_the_message_for_any_split(
     assert "".join(decoded) == message
 
 
+@pytest.mark.anyio
+async def test_a_message_cut_by_the_token_limit_keeps_the_text_shown() -> None:
+    body = chat_chunks(text='{"message": "Three files: a, b', usage=chat_usage(5, 9))
+    with serve([sse(body)]) as fake:
+        client = ChatCompletionsClient.from_options(options(fake.url))
+        request = Prompt(model="tiny", instructions="", input=(user_message("x"),), tools=(SHELL,))
+        try:
+            events = [event async for event in client.stream(request)]
+        finally:
+            await client.aclose()
+    shown = "".join(event.delta for event in events if isinstance(event, OutputTextDelta))
+    assert shown == "Three files: a, b"
+    assert [e for e in events if isinstance(e, OutputItemDone)] == [
+        OutputItemDone(assistant_message("Three files: a, b"))
+    ]
+
+
 def test_a_tool_reply_streams_no_text() -> None:
     streamer = MessageStreamer()
     assert [streamer.feed(piece) for piece in ['{"tool": "sh', 'ell", "arguments": {}}']] == [

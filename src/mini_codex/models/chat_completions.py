@@ -377,6 +377,9 @@ class _Accumulator:
         items: list[ResponseItem] = []
         text = "".join(self.text)
         if self.envelope is not None:
+            cut = self.envelope.cut_message()  # a reply stopped by the token limit
+            if cut is not None:
+                return [assistant_message(cut)]
             call_id = f"call_{self.response_id or 'chat'}_0"
             return (
                 [parse_envelope(text, call_id=call_id, custom_tools=self.custom_tools)]

@@ -187,9 +187,11 @@ _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r"
 
 @dataclass
 class MessageStreamer:
-    """Decodes the ``message`` string of an envelope while it streams (None until it is one)."""
+    """Decodes the ``message`` string of an envelope while it streams ('' until it is one)."""
 
     buffer: str = ""
+    decoded: str = ""
+    """All message text decoded so far."""
     position: int | None = None
     """Index in ``buffer`` of the next undecoded character of the string, once inside it."""
     done: bool = False
@@ -231,7 +233,13 @@ class MessageStreamer:
             out.append(_ESCAPES.get(code, code))
             i += 2
         self.position = i
-        return "".join(out)
+        text = "".join(out)
+        self.decoded += text
+        return text
+
+    def cut_message(self) -> str | None:
+        """The text shown so far of a message whose string never closed (None otherwise)."""
+        return self.decoded if self.position is not None and not self.done else None
 
     def _unicode(self, digits: str) -> str:
         try:
