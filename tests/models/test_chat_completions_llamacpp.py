@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from mini_codex.config import ModelProviderConfig
+from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.models import (
     Completed,
     ContextWindowExceeded,
@@ -41,6 +43,7 @@ from mini_codex.models.local import (
     bundled_model_path,
     probe_llamacpp,
 )
+from mini_codex.protocol import ResponseItemLine
 from mini_codex.protocol.items import (
     FunctionCall,
     FunctionCallOutput,
@@ -231,3 +234,82 @@ async def test_server_killed_mid_stream_is_retried_and_the_retry_succeeds() -> N
         await anyio.sleep(policy.delay_s(error, 1, 1.0))
         events = await collect(client_for(base_url), request)
     assert isinstance(events[-1], Completed)
+
+
+async def test_the_session_retries_a_killed_server_per_the_retry_table(tmp_path: Path) -> None:
+    """Runtime level: the sampling loop's own retry (``Reconnecting... 1/5`` after 200 ms ± 10 %)
+    reaches the server restarted on the same port, and history holds the answer once."""
+    from mini_codex.protocol.session_events import (
+        AgentMessageDelta,
+        ErrorEvent,
+        SessionEvent,
+        StreamErrorEvent,
+    )
+    from mini_codex.rollout.reader import read_rollout
+    from mini_codex.runtime.session import Session, SessionOptions
+
+    first = EmbeddedLlamaServer(settings(max_tokens=400))
+    base_url = first.start()
+    port = int(base_url.rsplit(":", 1)[1])
+    restarted: list[EmbeddedLlamaServer] = []
+
+    def restart() -> None:
+        second = EmbeddedLlamaServer(settings(max_tokens=16, port=port))
+        restarted.append(second)
+        second.start()
+
+    events: list[SessionEvent] = []
+    restarter = threading.Thread(target=restart)
+
+    def on_event(event: SessionEvent) -> None:
+        events.append(event)
+        deltas = sum(isinstance(seen, AgentMessageDelta) for seen in events)
+        if isinstance(event, AgentMessageDelta) and deltas == 3:
+            assert first.pid is not None
+            os.kill(first.pid, signal.SIGKILL)
+            restarter.start()
+
+    (tmp_path / "work").mkdir()
+    client = client_for(base_url)
+    options = SessionOptions(
+        cwd=tmp_path / "work",
+        home=tmp_path / "home",
+        client=client,
+        config=Config(),
+        model=BUNDLED_NAME,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        on_event=on_event,
+        tools=[],
+    )
+    try:
+        async with Session.open(options) as session:
+            answer = await session.run_turn("Count from 1 to 200, separated by commas.")
+    finally:
+        await client.aclose()
+        first.stop()
+        restarter.join()
+        for server in restarted:
+            server.stop()
+    assert [server.base_url for server in restarted] == [base_url]
+    assert [e for e in events if isinstance(e, ErrorEvent)] == []
+    retries = [e for e in events if isinstance(e, StreamErrorEvent)]
+    assert retries
+    assert [(e.attempt, e.max_retries) for e in retries] == [
+        (n, 5) for n in range(1, len(retries) + 1)
+    ]
+    assert 0.18 <= retries[0].delay_s < 0.22
+    history = list(session.history.items)
+    final = history[-1]
+    assert isinstance(final, Message)
+    assert final.role == "assistant"
+    assert answer is not None
+    assert [item for item in history if isinstance(item, Message) and item.role == "assistant"] == [
+        final
+    ]
+    assert session.rollout_path is not None
+    recorded = [
+        line.payload
+        for line in read_rollout(session.rollout_path).lines
+        if isinstance(line, ResponseItemLine)
+    ]
+    assert recorded == history

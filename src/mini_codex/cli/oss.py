@@ -6,8 +6,8 @@ A command declares the two options (``OssOpt``, ``LocalProviderOpt``), then call
 llama.cpp server) and a ``LocalModel`` comes back with the client, the model name and the config
 to run the session with (context window from the server). ``close()`` it when the session ends
 (it stops an embedded server; closing twice is harmless). The demo-model notice goes to
-``notify`` once. Call it from the main thread (or one that lives as long as the session): the
-embedded server's process is tied to the thread that starts it (``PR_SET_PDEATHSIG``).
+``notify`` once. It blocks (server start, HTTP probes): async front ends call it in a worker
+thread, which is fine (the embedded server is not tied to the calling thread).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -146,3 +147,18 @@ def cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_a_server_started_from_a_worker_thread_outlives_that_thread() -> None:
+    server = EmbeddedLlamaServer(small())
+    worker = threading.Thread(target=server.start)
+    worker.start()
+    worker.join()
+    try:
+        pid = server.pid
+        assert pid is not None
+        time.sleep(0.5)  # a death signal tied to the finished thread would have fired by now
+        assert alive(pid)
+    finally:
+        server.stop()
+    assert not alive(pid)

