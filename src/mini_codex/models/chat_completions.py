@@ -407,6 +407,7 @@ class ChatCompletionsClient(OpenAISdkClient):
     """``ModelClient`` for ``POST /chat/completions`` (one instance per session)."""
 
     tool_calling: Literal["native", "envelope"] = "native"
+    """``[model_providers.NAME].tool_calling``: native ``tools``, or the JSON envelope."""
 
     @classmethod
     def from_options(

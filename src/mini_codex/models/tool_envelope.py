@@ -10,11 +10,13 @@ schema is generated from the step's tool list; its variants are:
   schema, mapped to a ``FunctionCall`` (or a ``CustomToolCall`` for a freeform tool, whose one
   argument is ``input``).
 
-The history is rewritten to the same shape, so the model sees its own earlier replies as
-envelopes: tool calls become assistant envelopes, assistant text becomes ``{"message": ...}``,
-tool outputs become user messages naming the tool. The tool catalog and the reply rules are
-appended to the system prompt (``prompts/tool_envelope.md``). A reply that does not parse (cut
-by a token limit, a server ignoring the schema) is kept as plain assistant text, never lost.
+A reply holds one call (no parallel calls in this mode). The history is rewritten to the same
+shape, so the model sees its own earlier replies as envelopes: tool calls become assistant
+envelopes, assistant text becomes ``{"message": ...}``, tool outputs become user messages naming
+the tool (with a nudge to answer once the task is done: small models otherwise repeat the call).
+The tool catalog and the reply rules are appended to the system prompt
+(``prompts/tool_envelope.md``). A reply that does not parse (cut by a token limit, a server
+ignoring the schema) is kept as plain assistant text, never lost.
 
 ``MessageStreamer`` decodes the ``message`` string while it streams, so the final answer is still
 shown delta by delta. Pure: no I/O besides reading the prompt file.
