@@ -39,6 +39,7 @@ from mini_codex.cli.exec_extras import (
     read_prompt,
     turn_input,
 )
+from mini_codex.cli.oss import LocalProviderOpt, OssFlags, OssOpt, open_local_model
 from mini_codex.cli.render import render_event
 from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
@@ -202,6 +203,7 @@ def run_session(
     resume_path: Path | None = None,
     extras: ExecExtras | None = None,
     approval: str | None = None,
+    oss: OssFlags | None = None,
 ) -> int:
     home = mini_codex_home()
     config = load_effective_config(home, overrides, profile=extras.profile if extras else None)
@@ -223,12 +225,17 @@ def run_session(
     policy = _sandbox(sandbox, config)
     user_input = turn_input(prompt, extras.images if extras else ())
     approval_policy = _approval(approval)
-    client = _client_for(model_name, config)
+    local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
+    if local is not None:
+        config, model_name = local.config, local.name
+    client = local.client if local is not None else _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
         trace = _open_trace(trace_requests)
     except MiniCodexError:
         anyio.run(client.aclose)
+        if local is not None:
+            local.close()
         raise
     extras = extras or ExecExtras()
     output = _Output(as_json, sys.stdout, trace, codex_json=extras.json_format == "codex")
@@ -266,6 +273,8 @@ def run_session(
     try:
         anyio.run(main)
     finally:
+        if local is not None:
+            local.close()  # stops an embedded model server
         if trace is not None:
             trace.close()
     if interrupted:
@@ -287,6 +296,10 @@ async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
     finally:
         signal.signal(signal.SIGINT, previous[0])
         signal.signal(signal.SIGTERM, previous[1])
+
+
+def _notice(text: str) -> None:
+    typer.echo(text, err=True)
 
 
 def _open_trace(path: Path | None) -> TextIO | None:
@@ -328,6 +341,8 @@ def exec_command(
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
     profile: ProfileOpt = None,
+    oss: OssOpt = False,
+    local_provider: LocalProviderOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
 
@@ -350,6 +365,7 @@ def exec_command(
             overrides=config or [],
             extras=extras,
             approval=ask_for_approval,
+            oss=OssFlags(oss, local_provider),
         )
 
     _exit(run)
@@ -374,6 +390,8 @@ def resume_command(
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
     profile: ProfileOpt = None,
+    oss: OssOpt = False,
+    local_provider: LocalProviderOpt = None,
 ) -> None:
     """Continue a recorded session with a new task."""
 
@@ -404,6 +422,7 @@ def resume_command(
             resume_path=path,
             extras=extras,
             approval=ask_for_approval,
+            oss=OssFlags(oss, local_provider),
         )
 
     _exit(run)
