@@ -35,11 +35,48 @@ class ModelProviderConfig(_Section):
     request_max_retries: int = 4
     stream_max_retries: int = 5
     stream_idle_timeout_ms: int = 300_000
+    tool_calling: Literal["native", "envelope"] = "native"
+    """Chat wire API only: ``envelope`` asks for JSON-schema-constrained replies instead of
+    native ``tools`` (for servers and models without tool calling; ``models.tool_envelope``)."""
+
+
+class LlamaCppConfig(_Section):
+    """``[llamacpp]``: the embedded llama.cpp server of ``--oss`` (``oss_provider``)."""
+
+    n_ctx: int = Field(default=8192, ge=256)
+    """Context window in tokens."""
+    threads: int = Field(default=1, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    seed: int = Field(default=0, ge=0)
+    max_tokens: int = Field(default=1024, ge=16)
+    """Upper bound on the tokens of one reply."""
 
 
 class SandboxWorkspaceWrite(_Section):
     writable_roots: tuple[str, ...] = ()
     network_access: bool = False
+    exclude_tmpdir_env_var: bool = False
+    exclude_slash_tmp: bool = False
+
+
+class SandboxConfig(_Section):
+    """``[sandbox]``: what to do where no OS sandbox works."""
+
+    allow_unsandboxed: bool = False
+    """Run commands unconfined (and say so to the model) instead of refusing them."""
+
+
+class ShellEnvironmentPolicy(_Section):
+    """``[shell_environment_policy]``: the environment of the model's commands (Codex's)."""
+
+    inherit: Literal["all", "core", "none"] = "all"
+    ignore_default_excludes: bool = False
+    """Keep variables whose names contain KEY, SECRET or TOKEN (excluded by default)."""
+    exclude: tuple[str, ...] = ()
+    """Glob patterns (case-insensitive) of names to drop."""
+    set: dict[str, str] = Field(default_factory=dict)
+    include_only: tuple[str, ...] = ()
+    """When not empty, only names matching one of these globs are kept (applied last)."""
 
 
 class RolloutConfig(_Section):
@@ -137,9 +174,14 @@ class Config(_Section):
     """Tokens in the model's context window, when the built-in table does not know the model."""
     model_auto_compact_token_limit: int | None = None
     """Auto-compaction threshold; default 90 % of the context window (spec §8.1)."""
-    approval_policy: ApprovalPolicyName = "never"
+    oss_provider: Literal["llamacpp", "ollama", "lmstudio"] = "llamacpp"
+    """The local model server of ``--oss``."""
+    llamacpp: LlamaCppConfig = Field(default_factory=LlamaCppConfig)
+    approval_policy: ApprovalPolicyName = "on-request"
     sandbox_mode: SandboxModeName = "workspace-write"
     sandbox_workspace_write: SandboxWorkspaceWrite = Field(default_factory=SandboxWorkspaceWrite)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    shell_environment_policy: ShellEnvironmentPolicy = Field(default_factory=ShellEnvironmentPolicy)
     project_doc_max_bytes: int = 32 * 1024
     project_root_markers: tuple[str, ...] = (".git",)
     shell_timeout_ms: int = 10_000

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import io
 
+from mini_codex.cli.render import render_event
 from mini_codex.cli.run import _Output
 from mini_codex.protocol import assistant_message
+from mini_codex.protocol.approvals import SafetyDecision
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ItemCompleted,
@@ -33,3 +35,19 @@ def test_json_mode_prints_every_event_as_one_line() -> None:
     assert out.getvalue() == (
         '{"type":"agent_message_delta","delta":"x"}\n{"type":"warning","message":"w"}\n'
     )
+
+
+def test_refused_and_denied_commands_are_one_line_what_ran_is_silent() -> None:
+    rejected = SafetyDecision(
+        call_id="c",
+        tool="shell",
+        source="rule",
+        decision="reject",
+        reason="forbidden by rule `git push`",
+        command=["git", "push"],
+    )
+    text = render_event(rejected)
+    assert text is not None
+    assert text.plain == "rule reject: git push (forbidden by rule `git push`)"
+    ran = SafetyDecision(call_id="c", tool="shell", source="policy", decision="run")
+    assert render_event(ran) is None

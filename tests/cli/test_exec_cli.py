@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from mini_codex.cli.main import app
 from mini_codex.protocol import FunctionCallOutput, ResponseItemLine, WorldStateLine
 from mini_codex.rollout.reader import read_rollout
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 
 MINI_CODEX = Path(sys.executable).parent / "mini-codex"
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the script\n*** End Patch\n"
@@ -333,16 +333,21 @@ SLEEP = "sleep 60"
 def test_ctrl_c_aborts_the_turn_and_records_the_aborted_tool_output(tmp_path: Path) -> None:
     """SIGINT interrupts the turn like ``Session.interrupt()``: the running shell call gets the
     aborted output of §5.4 (recorded before the ``<turn_aborted>`` marker), exit code 130."""
+    # The command says it started through a FIFO in the cwd (visible in the sandbox); the test
+    # waits for that, not for a while.
+    command = "echo started > started.fifo; sleep 60"
     script = write_script(
         tmp_path / "s.jsonl",
         [
             {
                 "output": [
-                    {"type": "function_call", "name": "shell", "arguments": {"command": "sleep 60"}}
+                    {"type": "function_call", "name": "shell", "arguments": {"command": command}}
                 ]
             }
         ],
     )
+    os.mkfifo(tmp_path / "started.fifo")
+    started = os.open(tmp_path / "started.fifo", os.O_RDONLY | os.O_NONBLOCK)
     args = [
         "exec",
         "--model",
@@ -368,11 +373,13 @@ def test_ctrl_c_aborts_the_turn_and_records_the_aborted_tool_output(tmp_path: Pa
             events.append(json.loads(line))
             if events[-1]["type"] == "tool_call_begin":
                 break
-        time.sleep(0.5)  # let the shell start its command
+        readable, _, _ = select.select([started], [], [], 30)  # the shell runs its command
+        assert readable == [started]
         process.send_signal(signal.SIGINT)
         rest, stderr = process.communicate(timeout=30)
     finally:
         process.kill()
+        os.close(started)
     events += json_lines(rest)
 
     assert (process.returncode, stderr) == (130, "")

@@ -55,8 +55,8 @@ from mini_codex.protocol import (
     developer_message,
     user_message,
 )
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
+from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
 
 THREAD_ID = "019b6b08-58f3-7580-9dca-fe3f30a10650"
 TURNS = 30

@@ -44,7 +44,7 @@ from mini_codex.protocol import (
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.recorder import RolloutRecorder
 from mini_codex.rollout.replay import Reconstructed, reconstruct
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 
 WRITER = Path(__file__).with_name("kill9_writer.py")
 SEED = 7

@@ -32,10 +32,10 @@ from mini_codex.protocol import (
     assistant_message,
     user_message,
 )
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
 from mini_codex.rollout.replay import reconstruct
+from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
 
 pytestmark = pytest.mark.anyio
 

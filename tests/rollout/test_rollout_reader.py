@@ -43,7 +43,7 @@ from mini_codex.rollout import (
     reconstruct,
     replay_file,
 )
-from mini_codex.rollout.classify import EVENT_MODELS, classify
+from mini_codex.rollout.replay.classify import EVENT_MODELS, classify
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "rollouts"
 W1 = "01900000-0000-7000-8000-00000000000a"

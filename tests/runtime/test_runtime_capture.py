@@ -16,7 +16,7 @@ import pytest
 from runtime_harness import SleepTool, open_session
 
 from mini_codex.protocol.policy import SandboxPolicy
-from mini_codex.runtime.capture import build_world_state, capture_step
+from mini_codex.runtime.capture import capture_step
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.testing import ScriptedResponse, assistant
 from mini_codex.tools.apply_patch import ApplyPatchTool
@@ -29,8 +29,7 @@ pytestmark = pytest.mark.anyio
 async def test_a_step_holds_the_sections_in_the_documented_order(tmp_path: Path) -> None:
     async with open_session(tmp_path, []) as run:
         turn = run.session.new_turn_context()
-        step = await capture_step(turn, run.session.services, 7)
-    world_state = build_world_state(step, previous_model=None)
+        step, world_state = await capture_step(turn, run.session.services, 7)
     assert world_state.ids == (
         "model",
         "agents_md",
@@ -38,6 +37,7 @@ async def test_a_step_holds_the_sections_in_the_documented_order(tmp_path: Path)
         "environments",
         "workspace",
         "tools",
+        "capture_notes",
     )
     assert step.sequence == 7
     assert step.turn is turn
@@ -46,9 +46,9 @@ async def test_a_step_holds_the_sections_in_the_documented_order(tmp_path: Path)
 async def test_a_captured_router_ignores_tools_registered_afterwards(tmp_path: Path) -> None:
     async with open_session(tmp_path, [], tools=[SleepTool("old")]) as run:
         turn = run.session.new_turn_context()
-        step = await capture_step(turn, run.session.services, 1)
+        step, _ = await capture_step(turn, run.session.services, 1)
         run.session.services.tools = [RegisteredTool(SleepTool("new"))]
-        later = await capture_step(turn, run.session.services, 2)
+        later, _ = await capture_step(turn, run.session.services, 2)
     assert [spec["name"] for spec in step.router.model_visible_specs()] == ["old"]
     assert [spec["name"] for spec in later.router.model_visible_specs()] == ["new"]
     assert step.step_id != later.step_id
@@ -65,8 +65,8 @@ async def test_the_model_is_told_the_writable_roots_the_tools_enforce(
     async with open_session(tmp_path, script, sandbox=policy) as run:
         await run.session.run_turn("where may I write?")
         cwd = run.cwd
-    roots = [str(cwd), *(str(cwd / root) for root in extra_roots)]
-    expected = PermissionsSection("never", "workspace-write", writable_roots=roots)
+    roots = [str(cwd), *(str(cwd / root) for root in extra_roots), "/tmp"]
+    expected = PermissionsSection("on-request", "workspace-write", writable_roots=roots)
     developer = run.prompts[0].input[0]
     assert developer.to_json()["content"][0]["text"] == expected.instructions_fragment().text
     assert "The writable roots are `" + str(cwd) + "`" in expected.instructions_fragment().text

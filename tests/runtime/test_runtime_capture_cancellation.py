@@ -15,7 +15,7 @@ from runtime_harness import Run, SleepTool, describe_rollout, layout, open_sessi
 
 from mini_codex.protocol import TaskComplete, TurnAborted
 from mini_codex.protocol.session_events import ErrorEvent, StepStarted
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.runtime.capture import CAPTURE_PHASES
 from mini_codex.runtime.tool_router import ToolCollisionError
 from mini_codex.testing import ScriptedResponse, assistant, function_call

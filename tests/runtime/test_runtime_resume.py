@@ -13,7 +13,7 @@ from runtime_harness import Run, describe_rollout, layout, open_session
 from mini_codex.config import load_config
 from mini_codex.protocol import InputText, Message, ResponseItem, user_message
 from mini_codex.protocol.session_events import SessionConfigured
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.testing import ScriptedResponse, assistant, function_call
 
 pytestmark = pytest.mark.anyio

@@ -30,7 +30,7 @@ from mini_codex.models.errors import (
 from mini_codex.models.retry import DEFAULT_MAX_BACKOFF_S, RetryPolicy
 from mini_codex.protocol import TaskComplete
 from mini_codex.protocol.session_events import ErrorEvent, StepStarted, StreamErrorEvent
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.runtime.capture import capture_step
 from mini_codex.runtime.sampling import run_sampling_request
 from mini_codex.testing import (
@@ -161,7 +161,7 @@ async def test_backoff_doubles_is_capped_and_a_server_delay_wins(tmp_path: Path)
     script.append(ScriptedResponse([assistant("finally")]))
     model = ScriptedModel(script)
     async with open_session(tmp_path, []) as run:
-        step = await capture_step(run.session.new_turn_context(), run.session.services, 1)
+        step, _ = await capture_step(run.session.new_turn_context(), run.session.services, 1)
         outcome = await run_sampling_request(
             step,
             model,

@@ -57,7 +57,7 @@ class Refresh:
         services = self.session.services
         services.tools = [RegisteredTool(self.replacement)]
         turn = self.session.new_turn_context()
-        self.refreshed.append(await capture_step(turn, services, 99))
+        self.refreshed.append((await capture_step(turn, services, 99)).step)
 
 
 async def test_a_running_call_keeps_its_step_after_a_refresh(tmp_path: Path) -> None:

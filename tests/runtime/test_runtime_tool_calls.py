@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from mini_codex.protocol import (
 )
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.protocol.session_events import ToolCallEnd
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.runtime.session import Session
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
 from mini_codex.runtime.tool_runtime import ToolCallItem, ToolCallRuntime, aborted_output_text
@@ -213,24 +214,34 @@ async def test_cancellation_aborts_unfinished_calls_and_keeps_finished_results(
 
 
 async def test_a_cancelled_shell_command_gets_the_shell_aborted_output(tmp_path: Path) -> None:
+    # The command says it started through a FIFO in the cwd (visible in the sandbox); the test
+    # waits for that, not for a while.
+    command = "echo started > started.fifo; sleep 60"
     script = [
         ScriptedResponse(
             [
-                function_call("shell", {"command": "sleep 60"}, "c_sh"),
+                function_call("shell", {"command": command}, "c_sh"),
                 custom_tool_call("apply_patch_missing", "x", "c_other"),
             ]
         )
     ]
     tools = builtin_tools()
-    async with open_session(tmp_path, script, tools=tools) as run:
-        with run.session.subscribe() as events, anyio.fail_after(20):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(run.session.run_turn, "wait")
-                async for event in events:
-                    if isinstance(event, ToolCallEnd):  # the unknown tool answered
-                        break
-                await anyio.sleep(0.3)  # let the shell start its command
-                run.session.interrupt()
+    (tmp_path / "work").mkdir()
+    fifo = tmp_path / "work" / "started.fifo"
+    os.mkfifo(fifo)
+    started = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # readable once the shell wrote
+    try:
+        async with open_session(tmp_path, script, tools=tools) as run:
+            with run.session.subscribe() as events, anyio.fail_after(20):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(run.session.run_turn, "wait")
+                    async for event in events:
+                        if isinstance(event, ToolCallEnd):  # the unknown tool answered
+                            break
+                    await anyio.wait_readable(started)  # the shell runs its command
+                    run.session.interrupt()
+    finally:
+        os.close(started)
 
     outputs = [item for item in run.session.history.items if not hasattr(item, "role")][-2:]
     shell_output, other = outputs

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from pathlib import PurePosixPath as P
 
 import pytest
 
@@ -32,26 +33,44 @@ def fresh_cache() -> Iterator[None]:
     clear_detection_cache()
 
 
+NAMESPACES = (
+    *("--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc"),
+    *("--cap-drop", "ALL"),
+)
+
+
+def protected(*roots: str) -> list[str]:
+    return [
+        arg
+        for root in roots
+        for sub in (".git", ".mini-codex", ".codex")
+        for arg in ("--ro-bind-try", f"{root}/{sub}", f"{root}/{sub}")
+    ]
+
+
 def test_workspace_write_argv_binds_roots_protects_git_and_unshares_the_network() -> None:
     policy = SandboxPolicy.workspace_write(("/data",))
-    roots = writable_roots(policy, "/tmp/ws", "/tmp/session")
+    roots = writable_roots(
+        policy, "/srv/ws", "/srv/session", tmpdir="/var/tmp/u", never_writable=["/srv/ws/home"]
+    )
     assert bwrap_argv(
         ["/bin/bash", "-c", "make"],
         policy=policy,
         roots=roots,
-        cwd="/tmp/ws",
-        workdir="/tmp/ws/sub",
+        cwd="/srv/ws",
+        workdir="/srv/ws/sub",
         executable="/usr/bin/bwrap",
     ) == [
         "/usr/bin/bwrap",
-        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
-        *("--ro-bind-try", "/tmp/ws", "/tmp/ws", "--ro-bind-try", "/tmp/ws/sub", "/tmp/ws/sub"),
-        *("--bind-try", "/tmp/ws", "/tmp/ws", "--bind-try", "/data", "/data"),
-        *("--bind-try", "/tmp/session", "/tmp/session"),
-        *("--ro-bind-try", "/tmp/ws/.git", "/tmp/ws/.git"),
-        *("--ro-bind-try", "/data/.git", "/data/.git"),
-        *("--ro-bind-try", "/tmp/session/.git", "/tmp/session/.git"),
-        *("--unshare-net", "--unshare-pid", "--die-with-parent", "--chdir", "/tmp/ws/sub"),
+        *NAMESPACES,
+        "--unshare-net",
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
+        *("--bind-try", "/srv/ws", "/srv/ws", "--bind-try", "/data", "/data"),
+        *("--bind-try", "/srv/session", "/srv/session"),
+        *("--bind-try", "/var/tmp/u", "/var/tmp/u", "--bind-try", "/tmp", "/tmp"),
+        *protected("/srv/ws", "/data", "/srv/session", "/var/tmp/u", "/tmp"),
+        *("--ro-bind-try", "/srv/ws/home", "/srv/ws/home"),
+        *("--chdir", "/srv/ws/sub"),
         *("--", "/bin/bash", "-c", "make"),
     ]
 
@@ -61,10 +80,16 @@ def test_read_only_argv_binds_nothing_writable_and_network_access_keeps_the_netw
     argv = bwrap_argv(["true"], policy=policy, roots=writable_roots(policy, "/w"), cwd="/w")
     assert argv == [
         "bwrap",
-        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
-        *("--ro-bind-try", "/w", "/w"),
-        *("--unshare-pid", "--die-with-parent", "--chdir", "/w", "--", "true"),
+        *NAMESPACES,
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
+        *("--chdir", "/w", "--", "true"),
     ]
+
+
+def test_excluded_tmp_dirs_stay_read_only() -> None:
+    policy = SandboxPolicy.workspace_write(exclude_tmpdir_env_var=True, exclude_slash_tmp=True)
+    roots = writable_roots(policy, "/w", tmpdir="/var/tmp/u")
+    assert roots.roots == (P("/w"),)
 
 
 def test_danger_full_access_is_never_wrapped() -> None:

@@ -12,18 +12,47 @@ from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.sandbox.policy import WritableRoots, is_path_writable, writable_roots
 
 
-def test_workspace_write_roots_are_cwd_extra_roots_and_the_session_tmp() -> None:
+def test_workspace_write_roots_are_cwd_extra_roots_the_session_tmp_and_tmp_dirs() -> None:
     policy = SandboxPolicy.workspace_write(("/data/shared", "build/out", "/work/repo"))
-    assert writable_roots(policy, "/work/repo", "/tmp/session-1") == WritableRoots(
-        unrestricted=False,
-        roots=(P("/work/repo"), P("/data/shared"), P("/work/repo/build/out"), P("/tmp/session-1")),
-        read_only_subpaths=(
-            P("/work/repo/.git"),
-            P("/data/shared/.git"),
-            P("/work/repo/build/out/.git"),
-            P("/tmp/session-1/.git"),
-        ),
+    roots = (
+        P("/work/repo"),
+        P("/data/shared"),
+        P("/work/repo/build/out"),
+        P("/tmp/session-1"),
+        P("/var/tmp/me"),
+        P("/tmp"),
     )
+    assert writable_roots(
+        policy,
+        "/work/repo",
+        "/tmp/session-1",
+        tmpdir="/var/tmp/me",
+        never_writable=["/work/repo/home"],
+    ) == WritableRoots(
+        unrestricted=False,
+        roots=roots,
+        read_only_subpaths=tuple(
+            root / sub for root in roots for sub in (".git", ".mini-codex", ".codex")
+        ),
+        never_writable=(P("/work/repo/home"),),
+    )
+
+
+def test_excluded_tmp_dirs_and_a_relative_tmpdir_are_not_roots() -> None:
+    excluded = SandboxPolicy.workspace_write(exclude_tmpdir_env_var=True, exclude_slash_tmp=True)
+    assert writable_roots(excluded, "/w", tmpdir="/var/tmp/me").roots == (P("/w"),)
+    assert writable_roots(SandboxPolicy.workspace_write(), "/w", tmpdir="rel").roots == (
+        P("/w"),
+        P("/tmp"),
+    )
+
+
+def test_the_home_is_never_writable_even_inside_a_root() -> None:
+    roots = writable_roots(SandboxPolicy.workspace_write(), "/w", never_writable=["/w/.home"])
+    assert not roots.allows("/w/.home/config.toml")
+    assert not roots.allows("/w/.codex/config.toml")
+    assert not roots.allows("/w/.mini-codex/rules/x.rules")
+    assert roots.allows("/w/src/x.py")
 
 
 def test_read_only_and_danger_full_access_roots() -> None:
@@ -56,7 +85,7 @@ def test_is_path_writable(policy: SandboxPolicy, path: str, writable: bool) -> N
 
 def test_resolved_roots_are_judged_by_where_they_point() -> None:
     links = {"/work/link-to-data": "/data", "/work/repo": "/work/repo"}
-    policy = SandboxPolicy.workspace_write(("/work/link-to-data",))
+    policy = SandboxPolicy.workspace_write(("/work/link-to-data",), exclude_slash_tmp=True)
     roots = writable_roots(policy, "/work/repo").resolved(lambda path: links.get(path, path))
     assert roots.roots == (P("/work/repo"), P("/data"))
     assert roots.allows("/data/x")

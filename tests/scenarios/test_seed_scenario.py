@@ -27,7 +27,7 @@ from mini_codex.protocol import (
     WorldStateLine,
 )
 from mini_codex.rollout.reader import read_rollout
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
 from mini_codex.world_state import format_model_visible_layout
@@ -152,6 +152,8 @@ async def test_the_rollout_records_the_update_before_its_world_state_patch(
         "response_item message/user:add a todo file",
         "event_msg user_message",
         "response_item function_call/apply_patch",
+        # The policy's decision about the patch (inside the writable roots: applied).
+        "event_msg safety_decision",
         "response_item function_call_output:Success. Updated the following files:",
         # I1: the update's item first, then the patch describing it.
         "response_item message/user:<workspace_files>",
@@ -159,10 +161,10 @@ async def test_the_rollout_records_the_update_before_its_world_state_patch(
         "response_item message/assistant:Added notes/todo.txt.",
         "event_msg task_complete",
     ]
-    update = rollout.lines[10]
+    update = rollout.lines[11]
     assert isinstance(update, ResponseItemLine)
     assert update.payload == WORKSPACE_UPDATE
-    patch = rollout.lines[11]
+    patch = rollout.lines[12]
     assert isinstance(patch, WorldStateLine)
     assert patch.payload.state["workspace"]["files"] == {"notes/todo.txt": 1}
 

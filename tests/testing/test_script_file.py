@@ -23,7 +23,7 @@ from mini_codex.models import (
     TokenUsage,
     UsageLimitReached,
 )
-from mini_codex.models.registry import ModelClientOptions
+from mini_codex.models.base import ModelClientOptions
 from mini_codex.protocol import FunctionCall, Message, OutputText, Reasoning, UnknownItem
 from mini_codex.testing import (
     ERROR_KINDS,

@@ -17,7 +17,8 @@ from mini_codex.tools.apply_patch import (
     parse_patch,
 )
 
-WORKSPACE = SandboxPolicy.workspace_write()
+# The tests' "outside" directories live under /tmp (pytest's tmp_path): keep /tmp read-only.
+WORKSPACE = SandboxPolicy.workspace_write(exclude_slash_tmp=True)
 
 
 def run(

@@ -28,10 +28,11 @@ def listing(directory: Path) -> list[Path]:
 def context(cwd: Path, policy: SandboxPolicy | None = None) -> ToolContext:
     return ToolContext(
         cwd=cwd,
-        sandbox=policy or SandboxPolicy.workspace_write(),
+        sandbox=policy or SandboxPolicy.workspace_write(exclude_slash_tmp=True),
         call_id="c",
         turn_id="t",
         step_id="s",
+        approval_policy="never",
     )
 
 

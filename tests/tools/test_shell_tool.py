@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -189,14 +190,26 @@ async def test_cancellation_kills_the_whole_process_group(tmp_path: Path) -> Non
     assert alive_after(pids) == []
 
 
-async def test_degraded_mode_runs_unsandboxed_and_says_so(tmp_path: Path) -> None:
+async def test_degraded_mode_runs_unsandboxed_only_when_allowed_and_says_so(
+    tmp_path: Path,
+) -> None:
     tool = ShellTool(availability=NO_SANDBOX)
-    result = await shell(tmp_path, SandboxPolicy.workspace_write(), tool=tool, command="echo hi")
+    allowed = replace(context(tmp_path, SandboxPolicy.workspace_write()), allow_unsandboxed=True)
+    result = await tool.call(json.dumps({"command": "echo hi"}), allowed)
     assert wall_time_free(result.text) == (
         "Exit code: 0\nWall time: X seconds\n"
         "Warning: ran without a sandbox (test: bwrap disabled); "
-        "the workspace-write policy was not enforced.\nOutput:\nhi\n"
+        "the workspace-write policy was not enforced (sandbox.allow_unsandboxed = true)."
+        "\nOutput:\nhi\n"
     )
+    refused = await shell(tmp_path, SandboxPolicy.workspace_write(), tool=tool, command="touch ran")
+    assert refused == ToolOutput(
+        "refused to run: no OS sandbox works on this machine (test: bwrap disabled), so the "
+        "workspace-write policy cannot be enforced. The user can set "
+        "sandbox.allow_unsandboxed = true or choose danger-full-access.",
+        False,
+    )
+    assert not (tmp_path / "ran").exists()
 
 
 def test_shell_is_a_parallel_capable_function_tool() -> None:
@@ -209,7 +222,13 @@ def test_shell_is_a_parallel_capable_function_tool() -> None:
         "strict": False,
     }
     assert entry["parameters"]["required"] == ["command"]
-    assert set(entry["parameters"]["properties"]) == {"command", "workdir", "timeout_ms"}
+    assert set(entry["parameters"]["properties"]) == {
+        "command",
+        "workdir",
+        "timeout_ms",
+        "sandbox_permissions",
+        "justification",
+    }
     assert "timeout_ms" in entry["description"]
 
 
@@ -243,7 +262,7 @@ async def test_bwrap_confines_writes_to_the_workspace_and_session_tmp(tmp_path: 
         directory.mkdir()
     result = await shell(
         workspace,
-        SandboxPolicy.workspace_write(),
+        SandboxPolicy.workspace_write(exclude_slash_tmp=True),  # "outside" is under /tmp
         sandbox_tmp=session_tmp,
         command=(
             f"echo in > inside.txt && echo tmp > {session_tmp}/t.txt && echo ok; "

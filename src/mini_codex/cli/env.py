@@ -65,12 +65,20 @@ def local_timezone() -> str:
     return tz or "Etc/UTC"
 
 
-_CHILD_ENV_KEYS = ("HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "USER")
+def child_environment(config: Config) -> dict[str, str]:
+    """The environment tool commands get: ``[shell_environment_policy]`` applied to ours (by
+    default everything but names containing KEY, SECRET or TOKEN)."""
+    from mini_codex.policy.environment import child_environment as apply_policy
+
+    return apply_policy(os.environ, config.shell_environment_policy)
 
 
-def child_environment() -> dict[str, str]:
-    """The environment tool commands get: a small allow-list, no API keys."""
-    return {key: os.environ[key] for key in _CHILD_ENV_KEYS if key in os.environ}
+def stdin_is_terminal() -> bool:
+    """Whether someone can be asked on the terminal (``exec``'s approval prompts)."""
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
 
 
 def process_environment() -> dict[str, str]:

@@ -7,6 +7,7 @@ lines into turns and steps (``inspect_timeline.py``) and styling (``inspect_rend
 
 from __future__ import annotations
 
+import shlex
 from typing import Any, Literal, TypeAlias
 
 import orjson
@@ -29,7 +30,12 @@ from mini_codex.protocol import (
     UnknownItem,
     UserMessageEvent,
 )
-from mini_codex.rollout.entries import is_user_turn_boundary
+from mini_codex.protocol.approvals import (
+    ApplyPatchApprovalRequest,
+    ExecApprovalRequest,
+    SafetyDecision,
+)
+from mini_codex.rollout.replay.entries import is_user_turn_boundary
 
 __all__ = [
     "RowKind",
@@ -166,6 +172,15 @@ def _output_text(output: str | list[dict[str, Any]]) -> str:
 def event_text(event: object) -> str:
     if isinstance(event, UserMessageEvent | AgentMessageEvent):
         return preview(event.message)
+    if isinstance(event, SafetyDecision):
+        command = f" `{shlex.join(event.command)}`" if event.command else ""
+        reason = f" — {event.reason}" if event.reason else ""
+        return preview(f"{event.tool}{command}: {event.source} → {event.decision}{reason}")
+    if isinstance(event, ExecApprovalRequest):
+        return preview(f"asks to run `{shlex.join(event.command)}`: {event.reason or ''}")
+    if isinstance(event, ApplyPatchApprovalRequest):
+        files = ", ".join(f"{kind} {path}" for path, kind in event.changes.items())
+        return preview(f"asks to apply a patch ({files}): {event.reason or ''}")
     if isinstance(event, TokenCount):
         info = event.info or {}
         total = info.get("total_token_usage")

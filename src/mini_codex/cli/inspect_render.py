@@ -17,8 +17,8 @@ from rich.text import Text
 
 from mini_codex.cli.inspect_timeline import Row, Timeline, TimelineTurn
 from mini_codex.protocol import SessionMeta
-from mini_codex.rollout.lines import ReadStats
 from mini_codex.rollout.replay import Reconstructed
+from mini_codex.rollout.replay.lines import ReadStats
 from mini_codex.world_state import format_model_visible_layout
 
 __all__ = ["LAYOUT_LINES", "render_replay_summary", "render_timeline"]

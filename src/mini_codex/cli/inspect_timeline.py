@@ -19,14 +19,17 @@ Grouping rules:
   rolled back until ``n`` user turns are marked (turns without user input are marked without
   using up the count, as replay does). World-state records of marked turns stop counting for
   later diffs.
-* **World state.** Replayed like reconstruction: ``compacted`` clears the baseline, a full
+* **World state.** Replayed by ``rollout.replay.forward.ForwardReplay`` (which also keeps the
+  turn segments and applies rollbacks): ``compacted`` clears the baseline, a full
   ``world_state`` sets it, a patch applies to it. Every patch (and every full snapshot that
   replaces an existing baseline) lists the sections it changes and, for small changes, each
   changed key with its old and new value. A patch without a baseline is flagged (replay ignores
   it).
-* **Events.** Only the turn frame (``task_started``, ``task_complete``, ``turn_aborted``) and
-  ``thread_rolled_back`` are rows by default; other events (``user_message``, ``token_count``, …
-  mostly repeat items) are counted per turn, or shown as rows with ``show_events``.
+* **Events.** Only the turn frame (``task_started``, ``task_complete``, ``turn_aborted``),
+  ``thread_rolled_back`` and the safety events (``safety_decision``, ``exec_approval_request``,
+  ``apply_patch_approval_request``) are rows by default; other events (``user_message``,
+  ``token_count``, … mostly repeat items) are counted per turn, or shown as rows with
+  ``show_events``.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from mini_codex.cli.inspect_preview import (
     item_preview,
     preview,
 )
-from mini_codex.jsonmerge import JsonObject, apply_merge_patch, create_merge_patch
+from mini_codex.jsonmerge import JsonObject, create_merge_patch
 from mini_codex.protocol import (
     CompactedLine,
     EventMsgLine,
@@ -63,9 +66,15 @@ from mini_codex.protocol import (
     UserMessageEvent,
     WorldStateLine,
 )
-from mini_codex.rollout.checkpoint import CHECKPOINT_KEY
-from mini_codex.rollout.entries import is_user_turn_boundary
-from mini_codex.rollout.lines import ReadStats
+from mini_codex.protocol.approvals import (
+    ApplyPatchApprovalRequest,
+    ExecApprovalRequest,
+    SafetyDecision,
+)
+from mini_codex.rollout.replay.checkpoint import CHECKPOINT_KEY
+from mini_codex.rollout.replay.entries import is_user_turn_boundary
+from mini_codex.rollout.replay.forward import ForwardReplay, TurnSegment
+from mini_codex.rollout.replay.lines import ReadStats
 
 __all__ = ["Row", "RowKind", "Step", "Timeline", "TimelineTurn", "build_timeline"]
 
@@ -109,6 +118,8 @@ class TimelineTurn:
     rolled_back_at: int | None = None
     """Line of the rollback marker that discards this turn."""
     hidden_events: int = 0
+    segment: TurnSegment | None = field(default=None, repr=False, compare=False)
+    """Its segment in the forward replay, which decides ``user_turn`` and ``rolled_back_at``."""
 
     @property
     def has_output(self) -> bool:
@@ -133,10 +144,6 @@ class Timeline:
     @property
     def turns(self) -> list[TimelineTurn]:
         return [block for block in self.blocks if isinstance(block, TimelineTurn)]
-
-
-_Record: TypeAlias = tuple["TimelineTurn | None", bool | None, JsonObject]
-"""A world-state replay record: (turn, full flag or None for a compaction, state)."""
 
 
 def build_timeline(
@@ -168,8 +175,7 @@ class _Builder:
         self.show_events = show_events
         self.turn: TimelineTurn | None = None
         self.turn_count = 0
-        self.baseline: JsonObject | None = None
-        self.records: list[_Record] = []
+        self.replay = ForwardReplay()
         self.previous_context: TurnContextItem | None = None
         self.seen_meta = False
 
@@ -186,7 +192,8 @@ class _Builder:
 
     def open_turn(self, number: int, turn_id: str | None, opened_by: Any) -> TimelineTurn:
         self.turn_count += 1
-        turn = TimelineTurn(self.turn_count, number, turn_id, opened_by)
+        segment = self.replay.open_segment(number, turn_id)
+        turn = TimelineTurn(self.turn_count, number, turn_id, opened_by, segment=segment)
         self.timeline.blocks.append(turn)
         self.turn = turn
         return turn
@@ -252,8 +259,8 @@ class _Builder:
         boundary = is_user_turn_boundary(item)
         if boundary and self.by_user_input:
             self.user_input(number)
-        if boundary and self.turn is not None:
-            self.turn.user_turn = True
+        if boundary:
+            self.user_input_seen()
         kind, label, text = item_preview(item)
         row = Row(number, kind, label, text)
         if row.kind in ("reasoning", "assistant", "call", "item"):
@@ -275,19 +282,21 @@ class _Builder:
             case TaskComplete() | TurnAborted():
                 self.close_turn(event, number)
             case ThreadRolledBack():
-                self.turn = None
+                self.end_turn()
                 marked = self.roll_back(event.num_turns, number)
                 text = f"{event.num_turns} user turn(s) dropped"
                 if marked:
                     numbers = ", ".join(str(turn.number) for turn in marked)
                     text += f": turn{'s' if len(marked) != 1 else ''} {numbers}"
                 self.add(Row(number, "rollback", "thread_rolled_back", text))
+            case SafetyDecision() | ExecApprovalRequest() | ApplyPatchApprovalRequest():
+                # Safety decisions are always rows: why a command ran, was asked or refused.
+                self.add(Row(number, "event", event.type, event_text(event)))
             case _:
                 if isinstance(event, UserMessageEvent):
                     if self.by_user_input:
                         self.user_input(number)
-                    if self.turn is not None:
-                        self.turn.user_turn = True
+                    self.user_input_seen()
                 if self.show_events:
                     self.add(Row(number, "event", event.type, event_text(event)))
                 else:
@@ -309,25 +318,22 @@ class _Builder:
             return
         turn.end = row
         turn.status = "aborted" if aborted else "complete"
+        self.end_turn()
+
+    def user_input_seen(self) -> None:
+        self.replay.user_input()
+        if self.turn is not None:
+            self.turn.user_turn = True
+
+    def end_turn(self) -> None:
         self.turn = None
+        self.replay.close_segment()
 
     def roll_back(self, count: int, number: int) -> list[TimelineTurn]:
-        marked: list[TimelineTurn] = []
-        pending = count
-        for turn in reversed(self.timeline.turns):
-            if pending <= 0:
-                break
-            if turn.rolled_back_at is not None:
-                continue
+        segments = self.replay.roll_back(number, count)
+        marked = [turn for turn in self.timeline.turns if turn.segment in segments]
+        for turn in marked:
             turn.rolled_back_at = number
-            marked.append(turn)
-            if turn.user_turn:
-                pending -= 1
-        if marked:
-            self.baseline = _replay_records(
-                record for record in self.records if not _discarded(record[0])
-            )
-        marked.reverse()
         return marked
 
     # --- context and world state -----------------------------------------------------------------
@@ -340,10 +346,9 @@ class _Builder:
         return context_changes(previous, context)
 
     def world_state(self, full: bool, state: JsonObject, number: int) -> None:
-        self.records.append((self.turn, full, state))
-        before = self.baseline
+        change = self.replay.world_state(number, full, state)
+        before = change.before
         if full:
-            self.baseline = state
             sections = ", ".join(state) or "no sections"
             text = f"full snapshot: {sections}"
             details: tuple[str, ...] = ()
@@ -360,7 +365,7 @@ class _Builder:
             self.add(Row(number, "world_state", "world_state", text, details))
             return
         sections = ", ".join(state) or "nothing"
-        if before is None:
+        if before is None:  # replay ignores it (change.cause == "ignored_patch")
             self.timeline.warnings.append(
                 f"line {number}: world_state patch without a full snapshot (ignored on replay)"
             )
@@ -375,15 +380,12 @@ class _Builder:
                 )
             )
             return
-        after = apply_merge_patch(before, state)
-        self.baseline = after if isinstance(after, dict) else None
-        details = tuple(diff_lines(before, state, after))
+        details = tuple(diff_lines(before, state, change.after))
         self.add(Row(number, "world_state", "world_state", f"patch: {sections}", details))
 
     def compacted(self, line: CompactedLine, number: int) -> None:
         payload = line.payload
-        self.records.append((self.turn, None, {}))
-        self.baseline = None
+        self.replay.compacted(number)
         history = payload.replacement_history
         extra = payload.model_extra or {}
         if CHECKPOINT_KEY in extra:
@@ -402,20 +404,3 @@ class _Builder:
         if window is not None:
             parts.append(f"window {window}")
         self.add(Row(number, "compaction", "compacted", " · ".join(parts)))
-
-
-def _discarded(turn: TimelineTurn | None) -> bool:
-    return turn is not None and turn.rolled_back_at is not None
-
-
-def _replay_records(records: Any) -> JsonObject | None:
-    baseline: JsonObject | None = None
-    for _, full, state in records:
-        if full is None:
-            baseline = None
-        elif full:
-            baseline = state
-        elif baseline is not None:
-            patched = apply_merge_patch(baseline, state)
-            baseline = patched if isinstance(patched, dict) else None
-    return baseline

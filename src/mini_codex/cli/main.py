@@ -70,6 +70,11 @@ def _register(argv: Sequence[str]) -> None:
 
         app.add_typer(mcp_app, name="mcp")
 
+    if only in (None, "execpolicy"):
+        from mini_codex.cli.execpolicy_cmd import execpolicy_app
 
-_COMMANDS = ("exec", "resume", "rollout", "sessions", "mcp")
+        app.add_typer(execpolicy_app, name="execpolicy")
+
+
+_COMMANDS = ("exec", "resume", "rollout", "sessions", "mcp", "execpolicy")
 _register(sys.argv)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from rich.text import Text
 
 from mini_codex.protocol import (
@@ -11,6 +13,11 @@ from mini_codex.protocol import (
     TokenCount,
     TurnAborted,
     UserMessageEvent,
+)
+from mini_codex.protocol.approvals import (
+    ApplyPatchApprovalRequest,
+    ExecApprovalRequest,
+    SafetyDecision,
 )
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
@@ -83,6 +90,12 @@ def render_event(event: SessionEvent) -> Text | None:
             return Text(f"warning: {event.message}", style="yellow")
         case TurnAborted():
             return Text("turn interrupted", style="bold red")
+        case SafetyDecision(decision="reject" | "sandbox_denied" | "denied" | "abort"):
+            # Why a command did not run (what ran is visible from its own output).
+            what = shlex.join(event.command) if event.command else event.tool
+            return Text(f"{event.source} {event.decision}: {what} ({event.reason})", style="yellow")
+        case SafetyDecision() | ExecApprovalRequest() | ApplyPatchApprovalRequest():
+            return None
         case TokenCount():
             info = event.info or {}
             total = info.get("turn_token_usage", {}).get("total_tokens")

@@ -22,7 +22,7 @@ from mini_codex.cli.inspect_render import render_replay_summary, render_timeline
 from mini_codex.cli.inspect_timeline import build_timeline
 from mini_codex.errors import MiniCodexError
 from mini_codex.rollout import read_rollout, reconstruct, replay_file
-from mini_codex.rollout.verify import check_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 
 __all__ = ["INVARIANTS", "rollout_app"]
 

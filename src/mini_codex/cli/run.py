@@ -13,6 +13,7 @@ import anyio
 import orjson
 import typer
 
+from mini_codex.cli.approval_prompt import terminal_callback
 from mini_codex.cli.env import (
     api_key_for,
     child_environment,
@@ -20,6 +21,7 @@ from mini_codex.cli.env import (
     local_timezone,
     mini_codex_home,
     process_environment,
+    stdin_is_terminal,
     user_shell,
 )
 from mini_codex.cli.exec_extras import (
@@ -37,11 +39,12 @@ from mini_codex.cli.exec_extras import (
     read_prompt,
     turn_input,
 )
+from mini_codex.cli.oss import LocalProviderOpt, OssFlags, OssOpt, open_local_model
 from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.registry import resolve_model
-from mini_codex.protocol.policy import SandboxPolicy
+from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ErrorEvent,
@@ -66,6 +69,14 @@ SandboxOpt = Annotated[
 ]
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print Codex's exec events as JSON lines on stdout.")
+]
+ApprovalOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ask-for-approval",
+        "-a",
+        help="untrusted | on-failure | on-request | never (default: config approval_policy).",
+    ),
 ]
 TraceOpt = Annotated[
     Path | None,
@@ -100,15 +111,30 @@ def _sandbox(choice: str | None, config: Config) -> SandboxPolicy | None:
         case "read-only":
             return SandboxPolicy.read_only()
         case "workspace-write":
-            roots = tuple(config.sandbox_workspace_write.writable_roots)
+            settings = config.sandbox_workspace_write
             return SandboxPolicy.workspace_write(
-                roots, network_access=config.sandbox_workspace_write.network_access
+                tuple(settings.writable_roots),
+                network_access=settings.network_access,
+                exclude_tmpdir_env_var=settings.exclude_tmpdir_env_var,
+                exclude_slash_tmp=settings.exclude_slash_tmp,
             )
         case "danger-full-access":
             return SandboxPolicy.danger_full_access()
         case _:
             raise MiniCodexError(
                 f"unknown --sandbox {choice!r} (read-only, workspace-write, danger-full-access)"
+            )
+
+
+def _approval(choice: str | None) -> ApprovalPolicy | None:
+    match choice:
+        case None:
+            return None
+        case "untrusted" | "on-failure" | "on-request" | "never":
+            return choice
+        case _:
+            raise MiniCodexError(
+                f"unknown --ask-for-approval {choice!r} (untrusted, on-failure, on-request, never)"
             )
 
 
@@ -185,6 +211,8 @@ def run_session(
     overrides: list[str],
     resume_path: Path | None = None,
     extras: ExecExtras | None = None,
+    approval: str | None = None,
+    oss: OssFlags | None = None,
 ) -> int:
     home = mini_codex_home()
     config = load_effective_config(home, overrides, profile=extras.profile if extras else None)
@@ -193,18 +221,30 @@ def run_session(
 
     if cd is None and resume_path is not None:
         cd = _recorded_cwd(resume_path)
+        if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
+            # Resuming there would silently make the home (or /) the writable root.
+            raise MiniCodexError(
+                f"the session was recorded in {cd}; resuming there would make it the "
+                f"sandbox's writable root. Pass --cd DIR (--cd {cd} to confirm)."
+            )
     cwd = (cd or Path.cwd()).resolve()
     if not cwd.is_dir():
         raise MiniCodexError(f"--cd {cwd}: not a directory")
     # Everything that can be refused is checked before anything is created or opened.
     policy = _sandbox(sandbox, config)
     user_input = turn_input(prompt, extras.images if extras else ())
-    client = _client_for(model_name, config)
+    approval_policy = _approval(approval)
+    local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
+    if local is not None:
+        config, model_name = local.config, local.name
+    client = local.client if local is not None else _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
         trace = _open_trace(trace_requests)
     except MiniCodexError:
         anyio.run(client.aclose)
+        if local is not None:
+            local.close()
         raise
     extras = extras or ExecExtras()
     output = _Output(as_json, sys.stdout, trace, codex_json=extras.json_format == "codex")
@@ -216,7 +256,7 @@ def run_session(
         model="scripted" if model_name.startswith("scripted:") else slug,
         sandbox=policy,
         shell=user_shell(),
-        env=child_environment(),
+        env=child_environment(config),
         timezone=local_timezone(),
         resume_path=resume_path,
         persist=not extras.ephemeral,
@@ -224,6 +264,8 @@ def run_session(
         on_event=output.event,
         on_request=output.request,
         environ=process_environment(),
+        approval_policy=approval_policy,
+        approval_callback=terminal_callback(interactive=stdin_is_terminal()),
     )
 
     interrupted: list[int] = []
@@ -240,6 +282,8 @@ def run_session(
     try:
         anyio.run(main)
     finally:
+        if local is not None:
+            local.close()  # stops an embedded model server
         if trace is not None:
             trace.close()
     if interrupted:
@@ -249,12 +293,22 @@ def run_session(
 
 async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
     """The first Ctrl-C (or SIGTERM) interrupts the turn through the session, so running tools
-    get their aborted outputs recorded; after it, a second signal gets the default handling."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            received.append(int(signum))
-            session.interrupt()
-            return
+    get their aborted outputs recorded; after it, a second signal gets the handling the process
+    had before (``entry.py``: one line, exit 130/143), as does a signal during shutdown."""
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                received.append(int(signum))
+                session.interrupt()
+                return
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
+
+
+def _notice(text: str) -> None:
+    typer.echo(text, err=True)
 
 
 def _open_trace(path: Path | None) -> TextIO | None:
@@ -285,6 +339,7 @@ def exec_command(
     model: ModelOpt = None,
     cd: CdOpt = None,
     sandbox: SandboxOpt = None,
+    ask_for_approval: ApprovalOpt = None,
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
@@ -295,6 +350,8 @@ def exec_command(
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
     profile: ProfileOpt = None,
+    oss: OssOpt = False,
+    local_provider: LocalProviderOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
 
@@ -316,6 +373,8 @@ def exec_command(
             trace_requests=trace_requests,
             overrides=config or [],
             extras=extras,
+            approval=ask_for_approval,
+            oss=OssFlags(oss, local_provider),
         )
 
     _exit(run)
@@ -330,6 +389,7 @@ def resume_command(
     model: ModelOpt = None,
     cd: CdOpt = None,
     sandbox: SandboxOpt = None,
+    ask_for_approval: ApprovalOpt = None,
     json_: JsonOpt = False,
     trace_requests: TraceOpt = None,
     config: ConfigOpt = None,
@@ -339,6 +399,8 @@ def resume_command(
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
     profile: ProfileOpt = None,
+    oss: OssOpt = False,
+    local_provider: LocalProviderOpt = None,
 ) -> None:
     """Continue a recorded session with a new task."""
 
@@ -368,6 +430,8 @@ def resume_command(
             overrides=config or [],
             resume_path=path,
             extras=extras,
+            approval=ask_for_approval,
+            oss=OssFlags(oss, local_provider),
         )
 
     _exit(run)
@@ -376,10 +440,11 @@ def resume_command(
 def _latest_rollout(cd: Path | None) -> Path:
     from mini_codex.rollout.index import SessionIndex
 
-    index = SessionIndex(mini_codex_home())
-    index.refresh()
-    cwd = str((cd or Path.cwd()).resolve())
-    found = index.latest(cwd=cwd) or index.latest()
+    with SessionIndex(mini_codex_home()) as index:
+        index.refresh()
+        cwd = str((cd or Path.cwd()).resolve())
+        found = index.latest(cwd=cwd) or index.latest()
+    _print_notices(index.notices)
     if found is None:
         raise MiniCodexError(f"no recorded sessions under {mini_codex_home()}")
     return Path(found.path)
@@ -391,15 +456,21 @@ def _find_rollout(target: str) -> Path:
         return path
     from mini_codex.rollout.index import SessionIndex
 
-    index = SessionIndex(mini_codex_home())
-    index.refresh()
-    found = index.find(target)
+    with SessionIndex(mini_codex_home()) as index:
+        index.refresh()
+        found = index.find(target)
+    _print_notices(index.notices)
     if not found:
         raise MiniCodexError(f"no session or rollout file matches {target!r}")
     if len(found) > 1:
         ids = ", ".join(info.id for info in found[:5])
         raise MiniCodexError(f"{target!r} matches several sessions ({ids}); give more of the id")
     return Path(found[0].path)
+
+
+def _print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        typer.echo(f"notice: {notice}", err=True)
 
 
 def _exit(run: Callable[[], int]) -> None:

@@ -8,6 +8,7 @@ from mini_codex.models.base import (
     Completed,
     Created,
     ModelClient,
+    ModelClientOptions,
     ModelEvent,
     OutputItemAdded,
     OutputItemDone,
@@ -36,7 +37,6 @@ from mini_codex.models.errors import (
 from mini_codex.models.registry import (
     PROVIDERS,
     ModelClientFactory,
-    ModelClientOptions,
     ModelSpec,
     ResolvedModel,
     parse_model_spec,

@@ -6,16 +6,18 @@ request is sent when iteration starts, events arrive in order, and the stream en
 ``Completed`` event. Failures are raised as ``ModelError`` subclasses (``models.errors``); a stream
 that ends without ``Completed`` is the caller's retryable ``StreamError`` (``STREAM_CLOSED_EARLY``).
 
-What does not belong here: retries (``models.retry``), provider wiring (``models.registry``), and
-any SDK import.
+``ModelClientOptions`` is what a provider factory receives (the registry builds it from the CLI's
+settings). What does not belong here: retries (``models.retry``), provider wiring
+(``models.registry``), and any SDK import.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
+from mini_codex.config import ModelProviderConfig
 from mini_codex.protocol.items import ResponseItem
 
 
@@ -181,3 +183,16 @@ class ModelClient(Protocol):
     async def aclose(self) -> None:
         """Release connections; the client is not used afterwards."""
         ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelClientOptions:
+    """Everything a provider factory receives (no provider reads the environment itself)."""
+
+    model: str
+    """The model name, or for ``scripted`` the script file path."""
+    provider_name: str = "openai"
+    """The ``[model_providers.NAME]`` key the settings came from (for messages)."""
+    provider: ModelProviderConfig = field(default_factory=ModelProviderConfig)
+    api_key: str | None = None
+    """The key read by the CLI from ``provider.env_key`` (or ``OPENAI_API_KEY``)."""

@@ -32,6 +32,7 @@ import openai
 import pydantic
 
 from mini_codex.errors import ConfigError
+from mini_codex.models.base import ModelClientOptions
 from mini_codex.models.errors import (
     AuthenticationError,
     ConnectionFailed,
@@ -41,7 +42,6 @@ from mini_codex.models.errors import (
     StreamError,
     Timeout,
 )
-from mini_codex.models.registry import ModelClientOptions
 from mini_codex.models.retry import classify_http_status, classify_stream_failure
 from mini_codex.models.tokens import ItemTokenCache
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 from mini_codex.config import ModelProviderConfig
 from mini_codex.errors import ConfigError
-from mini_codex.models.base import ModelClient
+from mini_codex.models.base import ModelClient, ModelClientOptions
 
 PROVIDERS: Mapping[str, str] = {
     "openai": "mini_codex.models.openai_responses:OpenAIResponsesClient.from_options",
@@ -30,19 +30,6 @@ PROVIDERS: Mapping[str, str] = {
 
 WIRE_API_PROVIDERS: Mapping[str, str] = {"responses": "openai", "chat": "chat"}
 """``[model_providers.NAME].wire_api`` -> the short name of the provider implementing it."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelClientOptions:
-    """Everything a provider factory receives (no provider reads the environment itself)."""
-
-    model: str
-    """The model name, or for ``scripted`` the script file path."""
-    provider_name: str = "openai"
-    """The ``[model_providers.NAME]`` key the settings came from (for messages)."""
-    provider: ModelProviderConfig = field(default_factory=ModelProviderConfig)
-    api_key: str | None = None
-    """The key read by the CLI from ``provider.env_key`` (or ``OPENAI_API_KEY``)."""
 
 
 ModelClientFactory = Callable[[ModelClientOptions], ModelClient]

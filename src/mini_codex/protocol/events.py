@@ -12,6 +12,11 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Discriminator, Tag, TypeAdapter
 
 from mini_codex.protocol._base import WireModel
+from mini_codex.protocol.approvals import (
+    ApplyPatchApprovalRequest,
+    ExecApprovalRequest,
+    SafetyDecision,
+)
 
 
 class TaskStarted(WireModel):
@@ -70,6 +75,9 @@ _EVENT_TAGS: dict[str, str] = {
     "agent_message": "agent_message",
     "thread_rolled_back": "thread_rolled_back",
     "token_count": "token_count",
+    "exec_approval_request": "exec_approval_request",
+    "apply_patch_approval_request": "apply_patch_approval_request",
+    "safety_decision": "safety_decision",
 }
 
 
@@ -86,6 +94,9 @@ EventMsg: TypeAlias = Annotated[
     | Annotated[AgentMessageEvent, Tag("agent_message")]
     | Annotated[ThreadRolledBack, Tag("thread_rolled_back")]
     | Annotated[TokenCount, Tag("token_count")]
+    | Annotated[ExecApprovalRequest, Tag("exec_approval_request")]
+    | Annotated[ApplyPatchApprovalRequest, Tag("apply_patch_approval_request")]
+    | Annotated[SafetyDecision, Tag("safety_decision")]
     | Annotated[UnknownEvent, Tag("unknown")],
     Discriminator(_event_tag),
 ]

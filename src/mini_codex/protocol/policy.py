@@ -31,6 +31,10 @@ class SandboxPolicy(BaseModel):
     """Extra writable directories for ``workspace-write`` (absolute, or relative to the cwd)."""
     network_access: bool = False
     """Whether sandboxed commands may reach the network (``danger-full-access`` always may)."""
+    exclude_tmpdir_env_var: bool = False
+    """``workspace-write``: do not make ``$TMPDIR`` writable."""
+    exclude_slash_tmp: bool = False
+    """``workspace-write``: do not make ``/tmp`` writable."""
 
     @classmethod
     def read_only(cls, *, network_access: bool = False) -> SandboxPolicy:
@@ -38,10 +42,19 @@ class SandboxPolicy(BaseModel):
 
     @classmethod
     def workspace_write(
-        cls, writable_roots: tuple[str, ...] = (), *, network_access: bool = False
+        cls,
+        writable_roots: tuple[str, ...] = (),
+        *,
+        network_access: bool = False,
+        exclude_tmpdir_env_var: bool = False,
+        exclude_slash_tmp: bool = False,
     ) -> SandboxPolicy:
         return cls(
-            mode="workspace-write", writable_roots=writable_roots, network_access=network_access
+            mode="workspace-write",
+            writable_roots=writable_roots,
+            network_access=network_access,
+            exclude_tmpdir_env_var=exclude_tmpdir_env_var,
+            exclude_slash_tmp=exclude_slash_tmp,
         )
 
     @classmethod
@@ -60,8 +73,8 @@ class SandboxPolicy(BaseModel):
                     "type": "workspace-write",
                     "writable_roots": list(self.writable_roots),
                     "network_access": self.network_access,
-                    "exclude_tmpdir_env_var": False,
-                    "exclude_slash_tmp": False,
+                    "exclude_tmpdir_env_var": self.exclude_tmpdir_env_var,
+                    "exclude_slash_tmp": self.exclude_slash_tmp,
                 }
             case _:
                 assert_never(self.mode)

@@ -11,6 +11,11 @@ from __future__ import annotations
 from typing import Any, Literal, TypeAlias
 
 from mini_codex.protocol._base import WireModel
+from mini_codex.protocol.approvals import (
+    ApplyPatchApprovalRequest,
+    ExecApprovalRequest,
+    SafetyDecision,
+)
 from mini_codex.protocol.events import (
     AgentMessageEvent,
     TaskComplete,
@@ -110,6 +115,9 @@ SessionEvent: TypeAlias = (
     | UserMessageEvent
     | AgentMessageEvent
     | TokenCount
+    | ExecApprovalRequest
+    | ApplyPatchApprovalRequest
+    | SafetyDecision
     | StepStarted
     | AgentMessageDelta
     | ReasoningDelta

@@ -1,18 +1,11 @@
 """Rollout files: the append-only session log — writing, reading, reconstructing, checking.
 
-Re-exports only. ``replay``, ``entries``, ``classify``, ``lines``, ``checkpoint``, ``verify`` and
-``paths`` are pure; ``reader``, ``resume``, ``recorder``, ``locking`` and ``index`` do file I/O.
+Re-exports only. ``replay/`` is the pure core (decoding lines, the reconstruction fold, the
+forward replay, the invariant checks); ``reader``, ``resume``, ``recorder``, ``locking``,
+``index`` and ``paths`` are the file side (see docs/rollout.md, "Layout").
 """
 
-from mini_codex.rollout.checkpoint import (
-    CHECKPOINT_KEY,
-    CheckpointMeta,
-    PreviousTurnSettings,
-    WindowInfo,
-    checkpoint_payload,
-)
 from mini_codex.rollout.index import INDEX_FILENAME, RefreshResult, SessionIndex, SessionInfo
-from mini_codex.rollout.lines import ReadStats, decode_line, decode_text
 from mini_codex.rollout.locking import LockedRolloutFile
 from mini_codex.rollout.paths import (
     ROLLOUT_SUFFIXES,
@@ -36,14 +29,22 @@ from mini_codex.rollout.replay import (
     reconstruct,
     reconstruct_from_newest,
 )
-from mini_codex.rollout.resume import load_resume_state, read_session_meta, replay_file
-from mini_codex.rollout.verify import (
+from mini_codex.rollout.replay.checkpoint import (
+    CHECKPOINT_KEY,
+    CheckpointMeta,
+    PreviousTurnSettings,
+    WindowInfo,
+    checkpoint_payload,
+)
+from mini_codex.rollout.replay.lines import ReadStats, decode_line, decode_text
+from mini_codex.rollout.replay.verify import (
     Invariant,
     VerifyResult,
     Violation,
     check_rollout,
     verify_rollout,
 )
+from mini_codex.rollout.resume import load_resume_state, read_session_meta, replay_file
 
 __all__ = [
     "CHECKPOINT_KEY",

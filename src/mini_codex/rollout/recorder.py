@@ -3,7 +3,7 @@
 What belongs here: ordering, serialization, timestamps, barriers (flush / turn end / shutdown),
 fsync policy, I/O-error retry and the checkpoint counters. What does not: the lock and the
 torn-line repair (``locking.py``), file naming (``paths.py``), reading and replay (``reader.py``,
-``replay.py``), and *when* to checkpoint (the session decides, asking :meth:`checkpoint_due`).
+``replay/``), and *when* to checkpoint (the session decides, asking :meth:`checkpoint_due`).
 
 Lifecycle::
 
@@ -54,8 +54,8 @@ since the last ``compacted`` line; when :meth:`checkpoint_due` says so, the sess
 A ``compacted`` line with a replacement history is exactly where Codex's reverse scan stops, and a
 full ``world_state`` right after it re-establishes the baseline that the compaction resets, so a
 Codex reader reconstructs the same history and baseline from the tail. The ``mini_codex_checkpoint``
-object (built by :func:`mini_codex.rollout.checkpoint.checkpoint_payload`) carries what a real
-compaction would lose: the reference context and previous-turn settings, and the window identity.
+object (built by ``replay.checkpoint.checkpoint_payload``) carries what a real compaction
+would lose: the reference context and previous-turn settings, and the window identity.
 The history carried is the model-visible history, so a checkpoint costs one copy of it; the
 defaults below bound that cost (see :class:`RecorderOptions`).
 """
@@ -88,8 +88,12 @@ from mini_codex.protocol.rollout import (
     WorldStateLine,
     format_timestamp,
 )
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo, checkpoint_payload
 from mini_codex.rollout.locking import LockedRolloutFile
+from mini_codex.rollout.replay.checkpoint import (
+    PreviousTurnSettings,
+    WindowInfo,
+    checkpoint_payload,
+)
 
 __all__ = ["Clock", "RecorderOptions", "RolloutRecorder"]
 

@@ -24,7 +24,7 @@ class ContextUpdateResult:
     changed_sections: tuple[str, ...]
 
 
-def initial_context_order(world_state: WorldState, fragments: list[Fragment]) -> list[Fragment]:
+def initial_context_order(fragments: list[Fragment]) -> list[Fragment]:
     """Order of a full initial context: model switch first, developer bundle, then user bundle."""
     model_ids = {id(f) for f in fragments if ModelSection.matches_legacy_fragment(f.role, f.text)}
     first = [f for f in fragments if id(f) in model_ids]
@@ -43,7 +43,7 @@ async def record_context_updates(
     """Record the turn-start context; returns the new reference context item."""
     history = recording.history
     if reference is None:
-        fragments = initial_context_order(world_state, world_state.render_full())
+        fragments = initial_context_order(world_state.render_full())
         snapshot = world_state.snapshot()
         ws_item: WorldStateItem | None = WorldStateItem(full=True, state=snapshot.to_json())
         items = fragments_to_messages(fragments)

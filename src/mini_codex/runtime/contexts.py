@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mini_codex.mcp.binding import McpBinding
     from mini_codex.runtime.tool_router import ToolRouter
     from mini_codex.sandbox.bwrap import SandboxAvailability
+    from mini_codex.tools.approvals import Approvals
     from mini_codex.world_state.sections.environments import Environment
     from mini_codex.world_state.workspace_files import WorkspaceFiles
 
@@ -35,6 +36,10 @@ class SessionContext:
     shell: str = "/bin/bash"
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment passed to tool child processes (chosen by the CLI)."""
+    approvals: Approvals | None = None
+    """Asks the user and records safety decisions (``runtime.approvals.SessionApprovals``)."""
+    never_writable: tuple[Path, ...] = ()
+    """Never writable from the sandbox (``$MINI_CODEX_HOME``)."""
 
 
 @dataclass(frozen=True)
@@ -81,9 +86,15 @@ class StepContext:
     step_id: str
     sequence: int
     environments: tuple[Environment, ...]
-    agents_md: LoadedAgentsMd
-    workspace: WorkspaceFiles
+    agents_md: LoadedAgentsMd | None
+    """None when AGENTS.md could not be loaded within the capture deadline (see ``notes``)."""
+    workspace: WorkspaceFiles | None
+    """None when the workspace could not be listed within the capture deadline."""
     sandbox: SandboxAvailability
     router: ToolRouter
     mcp: McpBinding | None = None
     """The exact MCP connections, config and catalog this step advertises and calls."""
+    approved_prefixes: tuple[tuple[str, ...], ...] = ()
+    """Commands approved for the session when the step was captured (``permissions``)."""
+    notes: tuple[str, ...] = ()
+    """What the capture skipped or could not finish, told to the model (``capture_notes``)."""

@@ -97,6 +97,11 @@ def tool_context(step: StepContext, call: ToolCallItem) -> ToolContext:
         step_id=step.step_id,
         shell=turn.session.shell,
         env=turn.session.env,
+        never_writable=turn.session.never_writable,
+        sandbox_backend=step.sandbox,
+        allow_unsandboxed=turn.session.config.sandbox.allow_unsandboxed,
+        approval_policy=turn.approval_policy,
+        approvals=turn.session.approvals,
     )
 
 

@@ -37,19 +37,22 @@ from mini_codex.errors import MiniCodexError
 from mini_codex.mcp.errors import McpError
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.retry import RetryPolicy
+from mini_codex.policy.rules import RuleSet
 from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
-from mini_codex.rollout.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.paths import new_thread_id, rollout_path
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
+from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
 from mini_codex.rollout.resume import load_resume_state
+from mini_codex.runtime.approvals import ApprovalCallback, SessionApprovals
 from mini_codex.runtime.capture import CaptureProbe, StepServices
 from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
 from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
+from mini_codex.runtime.rule_files import load_rule_files
 from mini_codex.runtime.tool_router import RegisteredTool
-from mini_codex.runtime.turn import TurnEnv, TurnState, run_turn
+from mini_codex.runtime.turn import TurnDeps, TurnState, run_turn
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.shell import ShellTool
 from mini_codex.tools.update_plan import UpdatePlanTool
@@ -124,6 +127,7 @@ class SessionOptions:
     base_instructions: str | None = None
     shell: str = "/bin/bash"
     env: Mapping[str, str] = field(default_factory=dict)
+    """The environment of tool child processes (``cli/`` picks an allow-list)."""
     timezone: str = "Etc/UTC"
     clock: Callable[[], datetime] = _local_now
     resume_path: Path | None = None
@@ -141,6 +145,10 @@ class SessionOptions:
     """Opens MCP clients (tests pass in-process servers); default: stdio / streamable HTTP."""
     output_schema: dict[str, Any] | None = None
     """A JSON Schema every turn's final message must match (``exec --output-schema``)."""
+    approval_callback: ApprovalCallback | None = None
+    """Answers approval requests (the terminal, a UI, a test); None denies every request."""
+    rules: RuleSet | None = None
+    """Command rules; None loads ``$home/rules/*.rules`` and ``<cwd>/.mini-codex/rules/*.rules``."""
 
 
 def _sandbox_from_config(config: Config) -> SandboxPolicy:
@@ -152,7 +160,10 @@ def _sandbox_from_config(config: Config) -> SandboxPolicy:
         case "workspace-write":
             settings = config.sandbox_workspace_write
             return SandboxPolicy.workspace_write(
-                tuple(settings.writable_roots), network_access=settings.network_access
+                tuple(settings.writable_roots),
+                network_access=settings.network_access,
+                exclude_tmpdir_env_var=settings.exclude_tmpdir_env_var,
+                exclude_slash_tmp=settings.exclude_slash_tmp,
             )
 
 
@@ -202,6 +213,15 @@ class Session:
             user_instructions=global_agents_md(options.home),
             wrap_tool=self.hooks.wrap if self.hooks.wraps_tools else None,
         )
+        self.approvals = SessionApprovals(
+            self.recording,
+            rules=options.rules
+            if options.rules is not None
+            else load_rule_files(options.home, self.cwd),
+            callback=options.approval_callback,
+            on_abort=self.interrupt,
+        )
+        self.services.approvals = self.approvals
         self.mcp: McpRuntime | None = None
         self._retry = RetryPolicy(
             max_retries=self._provider_stream_retries(),
@@ -312,6 +332,16 @@ class Session:
         self.history.replace(state.history)
         if state.world_state is not None:
             self.history.set_world_state_baseline(WorldStateSnapshot.from_json(state.world_state))
+            # Commands approved for the session stay approved when it is resumed.
+            permissions = state.world_state.get("permissions")
+            saved = (
+                permissions.get("approved_command_prefixes")
+                if isinstance(permissions, dict)
+                else None
+            )
+            for prefix in saved if isinstance(saved, list) else []:
+                if isinstance(prefix, list):
+                    self.approvals.approve_prefix([str(word) for word in prefix])
         self.state.reference_context = state.reference_context
         settings = state.previous_turn_settings
         self.state.previous_model = settings.model if settings is not None else None
@@ -363,6 +393,8 @@ class Session:
             config=self.config,
             shell=self.options.shell,
             env=self.options.env,
+            approvals=self.approvals,
+            never_writable=(self.options.home,),
         )
         return TurnContext(
             session=session_ctx,
@@ -425,14 +457,14 @@ class Session:
         interrupted = True
         try:
             turn = self.new_turn_context(turn_id, output_schema)
-            env = TurnEnv(
+            deps = TurnDeps(
                 services=self.services,
                 client=self.options.client,
                 retry=self._retry,
                 on_request=self.options.on_request,
             )
             with scope:
-                result = await run_turn(self.state, turn, items, env)
+                result = await run_turn(self.state, turn, items, deps)
                 interrupted = False
                 texts = [message_text(i) for i in items if isinstance(i, Message)]
                 await self.hooks.turn_ended(turn_id, texts, result, self._tg)

@@ -35,7 +35,7 @@ from mini_codex.protocol import (
 )
 from mini_codex.protocol.items import Message
 from mini_codex.protocol.session_events import ErrorEvent, StepStarted
-from mini_codex.runtime.capture import StepServices, build_world_state, capture_step
+from mini_codex.runtime.capture import StepServices, capture_step
 from mini_codex.runtime.context_updates import (
     record_context_updates,
     record_step_world_state_if_changed,
@@ -87,7 +87,11 @@ class TurnState:
 
 
 @dataclass(frozen=True)
-class TurnEnv:
+class TurnDeps:
+    """What ``run_turn`` works with besides the session state: capture services, the model
+    client, the retry policy. (Names: ``env`` is a child process's environment, ``environ``
+    the whole process environment, ``environments`` the execution environments of a turn.)"""
+
     services: StepServices
     client: ModelClient
     retry: RetryPolicy
@@ -119,7 +123,7 @@ async def _persist_event(
 
 
 async def run_turn(
-    state: TurnState, turn: TurnContext, user_input: Sequence[ResponseItem], env: TurnEnv
+    state: TurnState, turn: TurnContext, user_input: Sequence[ResponseItem], deps: TurnDeps
 ) -> str | None:
     """Run one turn to completion; returns the last agent message (None on error/abort)."""
     recording = state.recording
@@ -130,13 +134,12 @@ async def run_turn(
     last_message: str | None = None
     try:
         required_mcp = _mentioned_mcp_servers(user_input)
-        first_step = await capture_step(turn, env.services, 1, required_mcp_servers=required_mcp)
-        live = build_world_state(
-            first_step,
+        first_step, live = await capture_step(
+            turn,
+            deps.services,
+            1,
+            required_mcp_servers=required_mcp,
             previous_model=state.previous_model,
-            extensions=env.services.extensions,
-            persist_cap=env.services.persist_cap,
-            render_cap=env.services.render_cap,
         )
         update = await record_context_updates(
             recording, live, turn.to_turn_context_item(), state.reference_context
@@ -161,15 +164,12 @@ async def run_turn(
                 world_state = live
             else:
                 sequence += 1
-                step = await capture_step(
-                    turn, env.services, sequence, required_mcp_servers=required_mcp
-                )
-                world_state = build_world_state(
-                    step,
+                step, world_state = await capture_step(
+                    turn,
+                    deps.services,
+                    sequence,
+                    required_mcp_servers=required_mcp,
                     previous_model=state.previous_model,
-                    extensions=env.services.extensions,
-                    persist_cap=env.services.persist_cap,
-                    render_cap=env.services.render_cap,
                 )
             next_step = None
             changed = await record_step_world_state_if_changed(recording, live, world_state)
@@ -184,7 +184,7 @@ async def run_turn(
             )
             try:
                 outcome = await run_sampling_request(
-                    step, env.client, recording, policy=env.retry, on_request=env.on_request
+                    step, deps.client, recording, policy=deps.retry, on_request=deps.on_request
                 )
             except ModelError as err:
                 recording.emit(ErrorEvent(message=str(err), turn_id=turn.turn_id))
@@ -239,4 +239,4 @@ async def run_turn(
     return last_message
 
 
-__all__ = ["TokenTotals", "TurnEnv", "TurnState", "run_turn"]
+__all__ = ["TokenTotals", "TurnDeps", "TurnState", "run_turn"]

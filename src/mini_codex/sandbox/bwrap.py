@@ -1,16 +1,25 @@
 """Bubblewrap (``bwrap``): the command line confining one command; detecting a working bwrap.
 
-The confinement (Linux): the whole filesystem read-only (``--ro-bind / /``), fresh ``/dev``,
-``/proc`` and an empty ``/tmp``, the cwd (and workdir) visible again on top of that ``/tmp``, the
-writable roots bound read-write, ``<root>/.git`` read-only again, the network unshared unless the
-policy allows it, its own PID namespace, and death with the parent. ``-try`` binds are used for
-paths that may not exist, so building the command line needs no filesystem access.
+The confinement (Linux):
 
-Detection runs ``bwrap`` once per executable with the same namespace flags (cached for the
-process); when it fails the caller runs unsandboxed and says so (``SandboxAvailability.kind ==
-"none"`` with the reason). ``danger-full-access`` never uses bwrap.
+* the whole filesystem read-only (``--ro-bind / /``), fresh ``/dev`` and ``/proc``;
+* the writable roots bound read-write (for ``workspace-write`` that includes the real ``/tmp`` and
+  ``$TMPDIR``, so a file one command writes there is seen by the next), then ``.git``,
+  ``.mini-codex`` and ``.codex`` under each root and every never-writable path
+  (``$MINI_CODEX_HOME``) bound read-only again on top;
+* a new user namespace with every capability dropped (``--unshare-user --cap-drop ALL``): root
+  inside is powerless, so ``umount .git`` or ``mount -o remount,rw /`` fail even when mini-codex
+  runs as root; bubblewrap sets ``no_new_privs``, so no setuid binary regains privileges;
+* its own PID and IPC namespaces (the agent's processes are invisible and unkillable), a new
+  session (no terminal injection), the network unshared unless the policy allows it, and death
+  with the parent: when the command's process ends, the PID namespace ends and every background
+  process it left is killed by the kernel.
+
+``-try`` binds are used for paths that may not exist, so building the command line needs no
+filesystem access. Detection runs ``bwrap`` once per executable with the same namespace flags
+(cached for the process). ``danger-full-access`` never uses bwrap.
 What does not belong here: which paths are writable (``policy.py``), running the command
-(``exec.py``).
+(``exec.py``), choosing a fallback (``launch.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.sandbox.policy import WritableRoots
 
 __all__ = [
+    "NAMESPACE_FLAGS",
     "PROBE_TIMEOUT_S",
     "SandboxAvailability",
     "bwrap_argv",
@@ -36,12 +46,23 @@ __all__ = [
 
 PROBE_TIMEOUT_S = 10.0
 
+NAMESPACE_FLAGS: tuple[str, ...] = (
+    "--new-session",
+    "--die-with-parent",
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--cap-drop",
+    "ALL",
+)
+"""Flags every confined command gets (and the probe checks): see the module docstring."""
+
 
 @dataclass(frozen=True)
 class SandboxAvailability:
     """Whether commands can be confined on this machine, and why (not)."""
 
-    kind: Literal["bwrap", "none"]
+    kind: Literal["bwrap", "landlock", "none"]
     reason: str
     executable: str | None = None
     """Absolute path of the working ``bwrap`` when ``kind == "bwrap"``."""
@@ -64,18 +85,16 @@ def bwrap_argv(
     if roots.unrestricted:
         raise ValueError("danger-full-access commands are not run under bwrap")
     chdir = workdir or cwd
-    argv = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--tmpfs", "/tmp"]
-    # The empty /tmp hides anything below it; the working directories must stay visible.
-    for visible in dict.fromkeys((cwd, chdir)):
-        argv += ["--ro-bind-try", visible, visible]
-    for root in roots.roots:
-        argv += ["--bind-try", str(root), str(root)]
-    for protected in roots.read_only_subpaths:
-        argv += ["--ro-bind-try", str(protected), str(protected)]
+    argv = [executable, *NAMESPACE_FLAGS]
     if not policy.network_access:
         argv.append("--unshare-net")
-    argv += ["--unshare-pid", "--die-with-parent", "--chdir", chdir, "--"]
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for root in roots.roots:
+        argv += ["--bind-try", str(root), str(root)]
+    # Bound after every writable root, so a later root cannot uncover them.
+    for protected in (*roots.read_only_subpaths, *roots.never_writable):
+        argv += ["--ro-bind-try", str(protected), str(protected)]
+    argv += ["--chdir", chdir, "--"]
     argv += list(command)
     return argv
 
@@ -112,8 +131,9 @@ async def detect_bwrap(
 async def _probe(executable: str) -> SandboxAvailability:
     probe = [
         executable,
-        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
-        *("--unshare-net", "--unshare-pid", "--die-with-parent", "--", "true"),
+        *NAMESPACE_FLAGS,
+        "--unshare-net",
+        *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"),
     ]
     try:
         with anyio.fail_after(PROBE_TIMEOUT_S):

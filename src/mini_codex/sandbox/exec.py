@@ -116,6 +116,14 @@ async def _pump(stream: ByteReceiveStream, capture: _Capture) -> None:
         capture.eof.set()
 
 
+async def _drain(stream: ByteReceiveStream) -> None:
+    try:
+        while True:
+            await stream.receive(_READ_CHUNK)
+    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+        return
+
+
 def _kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
@@ -179,7 +187,12 @@ async def run_command(
         _kill_group(pgid)
         with anyio.CancelScope(shield=True):
             await process.wait()
+            # Read the pipe to its end (after a cancellation the sandboxed children are still
+            # dying), so its transport is closed before we return, not at garbage collection.
+            with anyio.move_on_after(drain_timeout_s):
+                await _drain(stdout)
             await stdout.aclose()
+            await process.aclose()
     wall_time = time.monotonic() - started
     exit_code = TIMEOUT_EXIT_CODE if timed_out else _exit_code(process.returncode)
     output = capture.output

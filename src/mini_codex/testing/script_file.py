@@ -40,7 +40,7 @@ import orjson
 from pydantic import ValidationError
 
 from mini_codex.errors import ConfigError, ModelError
-from mini_codex.models.base import TokenUsage
+from mini_codex.models.base import ModelClientOptions, TokenUsage
 from mini_codex.models.errors import (
     AuthenticationError,
     ConnectionFailed,
@@ -54,7 +54,6 @@ from mini_codex.models.errors import (
     Timeout,
     UsageLimitReached,
 )
-from mini_codex.models.registry import ModelClientOptions
 from mini_codex.protocol.items import ResponseItem, parse_response_item
 from mini_codex.testing.scripted_model import (
     ScriptedFailure,

@@ -17,7 +17,10 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from mini_codex.protocol.policy import SandboxPolicy
+from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
+from mini_codex.sandbox.bwrap import SandboxAvailability
+from mini_codex.sandbox.launch import SandboxRequest
+from mini_codex.tools.approvals import Approvals
 
 __all__ = [
     "Tool",
@@ -82,6 +85,27 @@ class ToolContext:
     """A per-session temporary directory that is writable under ``workspace-write``."""
     env: Mapping[str, str] = field(default_factory=dict)
     """The exact environment of child processes (``cli/`` decides what is inherited)."""
+    never_writable: tuple[Path, ...] = ()
+    """Paths no sandboxed command or patch may write (``$MINI_CODEX_HOME``)."""
+    sandbox_backend: SandboxAvailability | None = None
+    """The OS sandbox that works here (detected once per session); None: detect on use."""
+    allow_unsandboxed: bool = False
+    """``sandbox.allow_unsandboxed``: run unconfined when no OS sandbox works."""
+    approval_policy: ApprovalPolicy = "on-request"
+    approvals: Approvals | None = None
+    """Asks the user and records safety decisions; None: no one to ask (requests are denied)."""
+
+    def sandbox_request(self, backend: SandboxAvailability) -> SandboxRequest:
+        """What ``sandbox.launch.confine`` needs for a command of this call."""
+        return SandboxRequest(
+            policy=self.sandbox,
+            cwd=self.cwd,
+            backend=backend,
+            env=self.env,
+            never_writable=self.never_writable,
+            sandbox_tmp=self.sandbox_tmp,
+            allow_unsandboxed=self.allow_unsandboxed,
+        )
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,13 @@ the turn's cwd (or absolute); the timeout defaults to 10 s and is capped at ``ma
 The command runs in its own process group (``sandbox/exec.py``): on timeout or cancellation the
 whole group is killed, and nothing it started outlives the call.
 
-Sandbox: ``danger-full-access`` runs directly. Any other policy runs under bubblewrap when a
-working ``bwrap`` was detected; otherwise the command runs unsandboxed and the output says so
-(degraded mode), because refusing every command would make the agent useless on such machines.
+Safety (``mini_codex.policy`` decides, this tool acts): command rules, the approval policy and
+the session's approved prefixes say whether the command runs sandboxed, runs unsandboxed, needs
+the user's approval (asked through ``ctx.approvals``) or is rejected. ``sandbox_permissions:
+"require_escalated"`` with a ``justification`` asks to run outside the sandbox (``on-request``
+only). A sandboxed command runs under ``sandbox.launch.confine`` (bubblewrap, else Landlock +
+seccomp, else refused unless ``sandbox.allow_unsandboxed``); when it fails in a way that looks like
+a sandbox denial, ``on-failure`` asks to run it again unsandboxed. Every decision is recorded.
 
 The output text is Codex's ``shell_command`` format::
 
@@ -26,13 +30,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mini_codex.sandbox.bwrap import SandboxAvailability, bwrap_argv, detect_bwrap
+from mini_codex.policy.approval import Ask, Reject, Run, assess_exec, looks_like_sandbox_denial
+from mini_codex.protocol.approvals import ExecApprovalRequest, SafetyDecision
+from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.sandbox.exec import ExecResult, run_command, shell_argv
-from mini_codex.sandbox.policy import writable_roots
+from mini_codex.sandbox.launch import SandboxUnavailableError, confine, detect_sandbox
 from mini_codex.tools.base import (
     ToolContext,
     ToolOutput,
@@ -59,6 +65,18 @@ SHELL_PARAMETERS: dict[str, Any] = {
             "type": "number",
             "description": f"Kill the command after this many ms (default {DEFAULT_TIMEOUT_MS}).",
         },
+        "sandbox_permissions": {
+            "type": "string",
+            "enum": ["use_default", "require_escalated"],
+            "description": (
+                "Set to require_escalated to ask the user to run this command outside the "
+                "sandbox (only when the sandbox prevents it)."
+            ),
+        },
+        "justification": {
+            "type": "string",
+            "description": "With require_escalated: one sentence telling the user why.",
+        },
     },
     "required": ["command"],
     "additionalProperties": False,
@@ -73,6 +91,8 @@ class ShellArgs(BaseModel):
     command: str = Field(min_length=1)
     workdir: str | None = None
     timeout_ms: int | None = Field(default=None, gt=0)
+    sandbox_permissions: Literal["use_default", "require_escalated"] = "use_default"
+    justification: str | None = None
 
 
 def format_exec_output(
@@ -109,7 +129,8 @@ class ShellTool:
         availability: SandboxAvailability | None = None,
         bwrap_executable: str = "bwrap",
     ) -> None:
-        """``availability`` overrides bubblewrap detection (tests, or a known-broken host)."""
+        """``availability`` overrides the session's sandbox detection (tests, a known-broken
+        host)."""
         self.default_timeout_ms = default_timeout_ms
         self.max_timeout_ms = max_timeout_ms
         self.max_output_bytes = max_output_bytes
@@ -137,17 +158,62 @@ class ShellTool:
                 f"workdir '{args.workdir}' is not a directory (relative paths start at {ctx.cwd})"
             )
         timeout_ms = min(args.timeout_ms or self.default_timeout_ms, self.max_timeout_ms)
-        argv, note = await self._argv(args.command, ctx, workdir)
+        argv = shell_argv(ctx.shell, args.command)
+        escalated = args.sandbox_permissions == "require_escalated"
+        approvals = ctx.approvals
+        assessment = assess_exec(
+            argv,
+            approval=ctx.approval_policy,
+            sandbox=ctx.sandbox.mode,
+            escalated=escalated,
+            rules=approvals.rules if approvals is not None else None,
+            session_prefixes=approvals.session_prefixes() if approvals is not None else (),
+        )
+        match assessment:
+            case Reject(reason=reason, source=source):
+                await _record(ctx, argv, source, "reject", reason)
+                return ToolOutput.failure(f"Command rejected: {reason}")
+            case Ask(reason=reason, escalate=escalate):
+                await _record(ctx, argv, assessment.source, "ask", reason)
+                answer = await _ask(ctx, argv, workdir, args.justification or reason, escalate)
+                if answer is not None:
+                    return ToolOutput.failure(answer)
+                sandboxed = not escalate and ctx.sandbox.mode != "danger-full-access"
+            case Run(sandboxed=sandboxed, source=source, reason=reason):
+                await _record(ctx, argv, source, "run" if sandboxed else "run_unsandboxed", reason)
+            case _:
+                assert_never(assessment)
+        return await self._execute(argv, ctx, workdir, timeout_ms, sandboxed=sandboxed)
+
+    async def _execute(
+        self, argv: list[str], ctx: ToolContext, workdir: Path, timeout_ms: int, *, sandboxed: bool
+    ) -> ToolOutput:
+        backend = self.availability or ctx.sandbox_backend
+        if backend is None:
+            backend = await detect_sandbox(self.bwrap_executable, search_path=ctx.env.get("PATH"))
         try:
-            result = await run_command(
-                argv,
-                cwd=workdir,
-                env=ctx.env,
-                timeout_s=timeout_ms / 1000,
-                max_capture_bytes=max(4 * self.max_output_bytes, 256 * 1024),
-            )
-        except OSError as exc:
-            return ToolOutput.failure(f"failed to start {argv[0]}: {exc}")
+            prepared = confine(argv, ctx.sandbox_request(backend), workdir, escalated=not sandboxed)
+        except SandboxUnavailableError as exc:
+            await _record(ctx, argv, "sandbox", "reject", str(exc))
+            return ToolOutput.failure(str(exc))
+        result = await self._run(prepared.argv, ctx, workdir, timeout_ms)
+        if isinstance(result, ToolOutput):
+            return result
+        note = prepared.note
+        if (
+            prepared.confinement != "none"
+            and not result.timed_out
+            and looks_like_sandbox_denial(result.exit_code, result.text())
+        ):
+            await _record(ctx, argv, "sandbox", "sandbox_denied", f"exit {result.exit_code}")
+            if ctx.approval_policy == "on-failure":
+                reason = "the command failed in the sandbox; run it again without the sandbox?"
+                denied = await _ask(ctx, argv, workdir, reason, True)
+                if denied is None:
+                    rerun = await self._run(argv, ctx, workdir, timeout_ms)
+                    if isinstance(rerun, ToolOutput):
+                        return rerun
+                    result, note = rerun, "Note: re-run without the sandbox after approval."
         text = format_exec_output(
             result, timeout_ms=timeout_ms, max_output_bytes=self.max_output_bytes, note=note
         )
@@ -157,37 +223,67 @@ class ShellTool:
             details={"exit_code": result.exit_code, "output": result.text()},
         )
 
-    async def _argv(
-        self, command: str, ctx: ToolContext, workdir: Path
-    ) -> tuple[list[str], str | None]:
-        argv = shell_argv(ctx.shell, command)
-        if ctx.sandbox.mode == "danger-full-access":
-            return argv, None
-        availability = self.availability or await detect_bwrap(
-            self.bwrap_executable, search_path=ctx.env.get("PATH")
-        )
-        if availability.kind == "none" or availability.executable is None:
-            return argv, (
-                f"Warning: ran without a sandbox ({availability.reason}); "
-                f"the {ctx.sandbox.mode} policy was not enforced."
+    async def _run(
+        self, argv: list[str], ctx: ToolContext, workdir: Path, timeout_ms: int
+    ) -> ExecResult | ToolOutput:
+        try:
+            return await run_command(
+                argv,
+                cwd=workdir,
+                env=ctx.env,
+                timeout_s=timeout_ms / 1000,
+                max_capture_bytes=max(4 * self.max_output_bytes, 256 * 1024),
             )
-        return _bwrap_command(argv, ctx, workdir, availability.executable), None
+        except OSError as exc:
+            return ToolOutput.failure(f"failed to start {argv[0]}: {exc}")
+
+
+async def _record(
+    ctx: ToolContext, argv: list[str], source: str, decision: str, reason: str
+) -> None:
+    if ctx.approvals is None:
+        return
+    await ctx.approvals.record(
+        SafetyDecision(
+            call_id=ctx.call_id,
+            tool="shell",
+            source=source,
+            decision=decision,
+            reason=reason,
+            command=argv,
+        )
+    )
+
+
+async def _ask(
+    ctx: ToolContext, argv: list[str], workdir: Path, reason: str, escalate: bool
+) -> str | None:
+    """Ask the user; None when approved, else the text telling the model it was not."""
+    if ctx.approvals is None:
+        return "Command not run: it needs the user's approval and no one can be asked."
+    answer = await ctx.approvals.request(
+        ExecApprovalRequest(
+            call_id=ctx.call_id,
+            turn_id=ctx.turn_id,
+            command=argv,
+            cwd=str(workdir),
+            reason=reason,
+            escalated=escalate,
+        )
+    )
+    match answer.decision:
+        case "approved" | "approved_for_session":
+            return None
+        case "denied":
+            why = f" ({answer.reason})" if answer.reason else ""
+            return (
+                f"The user denied this command{why}. Do not run it again; find another way or stop."
+            )
+        case "abort":
+            return "The user denied this command and stopped the turn."
 
 
 def _workdir(cwd: Path, workdir: str | None) -> Path | None:
     """``workdir`` taken relative to ``cwd``; None when it is not an existing directory."""
     path = Path(os.path.normpath(cwd / workdir)) if workdir else cwd
     return path if path.is_dir() else None
-
-
-def _bwrap_command(argv: list[str], ctx: ToolContext, workdir: Path, executable: str) -> list[str]:
-    cwd = os.path.realpath(ctx.cwd)
-    tmp = os.path.realpath(ctx.sandbox_tmp) if ctx.sandbox_tmp is not None else None
-    return bwrap_argv(
-        argv,
-        policy=ctx.sandbox,
-        roots=writable_roots(ctx.sandbox, cwd, tmp).resolved(os.path.realpath),
-        cwd=cwd,
-        workdir=os.path.realpath(workdir),
-        executable=executable,
-    )

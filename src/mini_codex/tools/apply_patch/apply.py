@@ -11,9 +11,10 @@
 Paths: relative to the cwd; absolute paths and ``..`` components are refused, except under
 ``danger-full-access``, which writes anywhere (absolute and ``..`` allowed). Every path is judged
 by its real location (``os.path.realpath``): a symlinked directory or file that leads out of the
-writable roots is refused, ``.git`` inside a root stays read-only, and ``read-only`` refuses all
-writes. An update through a symlink changes the link's target (inside the roots); a delete removes
-the link itself.
+writable roots is refused, ``.git``, ``.mini-codex`` and ``.codex`` inside a root and the
+mini-codex home stay read-only, and ``read-only`` refuses all writes. These refusals raise
+``PatchOutsideSandboxError``, which the tool may turn into an approval request. An update through
+a symlink changes the link's target (inside the roots); a delete removes the link itself.
 What does not belong here: patch syntax (``parser.py``), hunk matching (``content.py``).
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, assert_never
@@ -32,7 +34,13 @@ from mini_codex.sandbox.policy import WritableRoots, writable_roots
 from mini_codex.tools.apply_patch.content import HunkMismatchError, apply_chunks
 from mini_codex.tools.apply_patch.parser import AddFile, DeleteFile, Patch, UpdateFile
 
-__all__ = ["ApplyResult", "FileChange", "PatchApplyError", "apply_patch"]
+__all__ = [
+    "ApplyResult",
+    "FileChange",
+    "PatchApplyError",
+    "PatchOutsideSandboxError",
+    "apply_patch",
+]
 
 
 class PatchApplyError(MiniCodexError):
@@ -73,12 +81,30 @@ class _Original:
     link: str = ""
 
 
+class PatchOutsideSandboxError(PatchApplyError):
+    """The patch writes where the sandbox policy does not allow (the user may approve it)."""
+
+
 class _Planner:
-    def __init__(self, cwd: Path, policy: SandboxPolicy, sandbox_tmp: Path | None) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        policy: SandboxPolicy,
+        sandbox_tmp: Path | None,
+        *,
+        tmpdir: str | None = None,
+        never_writable: Sequence[Path] = (),
+    ) -> None:
         self.policy = policy
         self.cwd = os.path.realpath(cwd)
         tmp = os.path.realpath(sandbox_tmp) if sandbox_tmp is not None else None
-        self.roots: WritableRoots = writable_roots(policy, self.cwd, tmp).resolved(os.path.realpath)
+        self.roots: WritableRoots = writable_roots(
+            policy,
+            self.cwd,
+            tmp,
+            tmpdir=tmpdir,
+            never_writable=[str(path) for path in never_writable],
+        ).resolved(os.path.realpath)
         self.final: dict[str, bytes | None] = {}
         """Real path -> final content (None: deleted), in order of first touch."""
         self.modes: dict[str, int] = {}
@@ -90,21 +116,29 @@ class _Planner:
             raise PatchApplyError("a file operation has an empty path")
         if not self.roots.unrestricted:
             if os.path.isabs(path):
-                raise PatchApplyError(
+                raise PatchOutsideSandboxError(
                     f"absolute paths are not allowed: '{path}'; use a path relative to {self.cwd}"
                 )
             if ".." in Path(path).parts:
-                raise PatchApplyError(f"'..' is not allowed in patch paths: '{path}'")
+                raise PatchOutsideSandboxError(f"'..' is not allowed in patch paths: '{path}'")
         lexical = os.path.normpath(os.path.join(self.cwd, path))
         if follow:
             real = os.path.realpath(lexical)
         else:
             real = os.path.join(os.path.realpath(os.path.dirname(lexical)), Path(lexical).name)
-        if self.roots.is_protected(real):
-            raise PatchApplyError(f"'{path}' is inside .git, which stays read-only in the sandbox")
+        protector = self.roots.protector(real)
+        if protector is not None:
+            name = (
+                "the mini-codex home" if protector in self.roots.never_writable else protector.name
+            )
+            raise PatchOutsideSandboxError(
+                f"'{path}' is inside {name}, which stays read-only in the sandbox"
+            )
         if not self.roots.allows(real):
             where = "" if real == lexical else f" (it resolves to {real})"
-            raise PatchApplyError(f"'{path}' is outside the writable roots of the sandbox{where}")
+            raise PatchOutsideSandboxError(
+                f"'{path}' is outside the writable roots of the sandbox{where}"
+            )
         self.shown.setdefault(real, path)
         return real
 
@@ -272,16 +306,26 @@ def _rollback(done: list[str], created: list[str], originals: dict[str, _Origina
 
 
 def apply_patch(
-    patch: Patch, *, cwd: Path, policy: SandboxPolicy, sandbox_tmp: Path | None = None
+    patch: Patch,
+    *,
+    cwd: Path,
+    policy: SandboxPolicy,
+    sandbox_tmp: Path | None = None,
+    tmpdir: str | None = None,
+    never_writable: Sequence[Path] = (),
 ) -> ApplyResult:
-    """Apply ``patch`` under ``policy``; raise ``PatchApplyError`` (nothing changed) on failure."""
+    """Apply ``patch`` under ``policy``; raise ``PatchApplyError`` (nothing changed) on failure.
+
+    ``PatchOutsideSandboxError`` (a ``PatchApplyError``) means the policy forbids a path: the
+    caller may ask the user and apply again under ``danger-full-access``.
+    """
     if policy.mode == "read-only":
-        raise PatchApplyError(
+        raise PatchOutsideSandboxError(
             "the sandbox policy is read-only: apply_patch may not change any file"
         )
     if not patch.hunks:
         raise PatchApplyError("the patch contains no file operations")
-    planner = _Planner(cwd, policy, sandbox_tmp)
+    planner = _Planner(cwd, policy, sandbox_tmp, tmpdir=tmpdir, never_writable=never_writable)
     changes: list[FileChange] = []
     for hunk in patch.hunks:
         match hunk:

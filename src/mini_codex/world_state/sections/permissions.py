@@ -42,6 +42,8 @@ __all__ = [
     "PermissionsSnapshot",
     "SandboxMode",
     "format_command_prefix",
+    "landlock_note",
+    "unsandboxed_note",
 ]
 
 PERMISSIONS_START: Final = "<permissions instructions>"
@@ -89,7 +91,10 @@ class PermissionsSection(Section[PermissionsState]):
         writable_roots: Sequence[str] = (),
         network_access: bool = False,
         approved_command_prefixes: Iterable[Sequence[str]] = (),
+        sandbox_note: str | None = None,
     ) -> None:
+        """``sandbox_note``: a truthful warning when the policy is not (or cannot be) enforced
+        (``unsandboxed_note``)."""
         if approval_policy not in get_args(ApprovalPolicy):
             raise ValueError(
                 f"unknown approval policy {approval_policy!r}; "
@@ -113,6 +118,7 @@ class PermissionsSection(Section[PermissionsState]):
         self.sandbox_mode = cast(SandboxMode, sandbox_mode)
         self.writable_roots: tuple[str, ...] = tuple(writable_roots)
         self.network_access = network_access
+        self.sandbox_note = sandbox_note
         self.approved_command_prefixes: tuple[CommandPrefix, ...] = tuple(sorted(prefixes))
         """Sorted, de-duplicated."""
         self.instructions_hash = fragment_hash("developer", self.instructions_fragment(False).text)
@@ -122,6 +128,7 @@ class PermissionsSection(Section[PermissionsState]):
         """The full permissions instructions (optionally without the approved prefixes)."""
         parts = [
             self._sandbox_text(),
+            *([self.sandbox_note] if self.sandbox_note else []),
             load_prompt(
                 "permissions_network_enabled"
                 if self.network_access
@@ -206,6 +213,18 @@ class PermissionsSection(Section[PermissionsState]):
     @classmethod
     def matches_retained_fragment(cls, role: str, text: str) -> bool:
         return _is_permissions_block(role, text)
+
+
+def landlock_note() -> str:
+    """The permissions text for ``workspace-write`` under the Landlock + seccomp fallback."""
+    return load_prompt("permissions_landlock")
+
+
+def unsandboxed_note(reason: str, *, allowed: bool) -> str:
+    """The permissions text for a restricted policy on a machine where no OS sandbox works:
+    commands run unconfined (``allowed``: ``sandbox.allow_unsandboxed``) or are refused."""
+    name = "permissions_unsandboxed_allowed" if allowed else "permissions_unsandboxed_refused"
+    return render_prompt(name, reason=reason)
 
 
 def _is_permissions_block(role: str, text: str) -> bool:
