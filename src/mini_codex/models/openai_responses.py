@@ -13,6 +13,11 @@ are never sent (with ``store=false`` they reference nothing on the server), reas
 without ``encrypted_content`` are dropped (the server could not use them), and items of types the
 API does not take back (``ghost_snapshot``, unknown future items) are left out.
 
+The body goes out pre-serialized (``request_pieces``: each history item's bytes cached by
+identity, ``models.request_body``) through the SDK's raw request path, and the stream is read
+as decoded JSON through ``sse_view`` (no SDK model construction); ``sdk_transform = True``
+uses ``responses.create`` instead (the byte-equal reference of the tests).
+
 Stream events map to ``ModelEvent``s: ``response.created`` → ``Created``,
 ``output_item.added`` → ``OutputItemAdded``, ``output_text.delta`` → ``OutputTextDelta``,
 ``reasoning_summary_text.delta`` → ``ReasoningSummaryDelta``, ``custom_tool_call_input.delta``

@@ -2,8 +2,8 @@
 
 The SDK's ``create`` methods walk every parameter through their typed transform on every request,
 so a long session pays for its whole history at each step. The providers instead build the body
-bytes here and hand them to the SDK's raw request path (``OpenAISdkClient.post_stream``), which
-keeps the SDK's headers, retries, error classes and typed SSE parsing.
+bytes here and hand them to the SDK's raw request path (``sdk_raw.post_stream``), which keeps the
+SDK's headers, retries, error classes and SSE decoding.
 
 The bytes are exactly the ones the SDK would send for the same keyword arguments: keys in the
 order of its ``create`` body (``RESPONSES_KEY_ORDER`` / ``CHAT_KEY_ORDER``), compact separators,
@@ -14,8 +14,9 @@ standard encoder instead (floats print differently), so the bytes never differ.
 
 ``ItemBytesCache`` keeps the bytes of the items sent last time, by identity (history items are
 frozen): a request re-encodes only items it has not seen (new ones, and the synthetic outputs
-of ``normalize_history``), so its cost does not grow with the history beyond a pointer walk and
-the final join of the bytes.
+of ``normalize_history``), so its cost does not grow with the history beyond a pointer walk.
+``object_pieces`` / ``EncodedArray`` keep the body as pieces and ``ChunkedBody`` sends them in
+~1 MB chunks with the exact ``Content-Length``: the body is never joined into one buffer.
 """
 
 from __future__ import annotations
