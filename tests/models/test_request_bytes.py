@@ -29,6 +29,8 @@ from fake_openai_server import (
     sse_reply,
     usage,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.models import ModelClientOptions
@@ -42,7 +44,13 @@ from mini_codex.models.openai_responses import (
     request_item,
 )
 from mini_codex.models.openai_sdk import OpenAISdkClient
-from mini_codex.models.request_body import ChunkedBody, ItemBytesCache, dumps
+from mini_codex.models.request_body import (
+    ArrayChunks,
+    ChunkedBody,
+    ItemBytesCache,
+    dumps,
+    join_array,
+)
 from mini_codex.models.sse_view import view
 from mini_codex.models.tokens import ItemTokenCache, estimate_usage
 from mini_codex.protocol.items import FunctionCallOutput, parse_response_item, user_message
@@ -375,3 +383,42 @@ def test_an_event_view_reads_like_the_constructed_sdk_model() -> None:
     assert event.choices[0].delta.content == "x"
     assert event.response.model_dump(mode="json") == {"id": "r", "end_turn": False,
         "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}}  # fmt: skip
+
+
+class _Part:
+    """An immutable history stand-in: identity matters, the bytes are given."""
+
+    def __init__(self, data: bytes | None) -> None:
+        self.data = data
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(
+                st.just("append"), st.lists(st.one_of(st.none(), st.binary(max_size=9)), max_size=6)
+            ),
+            st.tuples(st.just("replace_at"), st.integers(0, 30)),
+            st.tuples(st.just("truncate"), st.integers(0, 30)),
+        ),
+        max_size=15,
+    )
+)
+def test_array_chunks_join_to_the_array_whatever_the_edits(ops: list[tuple[str, Any]]) -> None:
+    cache: ItemBytesCache[_Part] = ItemBytesCache(lambda part: part.data)
+    chunks = ArrayChunks()
+    chunks.CHUNK_BYTES = 8  # tiny chunks: every few items are frozen
+    history: list[_Part] = []
+    for op, arg in ops:
+        if op == "append":
+            history += [_Part(None if data is None else b'"' + data.hex().encode() + b'"')
+                        for data in arg]  # fmt: skip
+        elif op == "replace_at" and arg < len(history):
+            history[arg] = _Part(b"0")
+        elif op == "truncate":
+            history = history[:arg]
+        encoded = cache.encode_all(history)
+        joined = b"".join(chunks.pieces(encoded, cache.last_prefix))
+        assert joined == join_array(encoded)
+        assert json.loads(joined) == [json.loads(p) for p in encoded if p is not None]

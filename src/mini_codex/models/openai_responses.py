@@ -60,6 +60,7 @@ from mini_codex.models.openai_sdk import (
 )
 from mini_codex.models.request_body import (
     RESPONSES_KEY_ORDER,
+    ArrayChunks,
     ChunkedBody,
     EncodedArray,
     ItemBytesCache,
@@ -260,6 +261,7 @@ class OpenAIResponsesClient(OpenAISdkClient):
     """``ModelClient`` for the Responses API (one instance per session)."""
 
     _input_cache: ItemBytesCache[ResponseItem] | None = None
+    _input_chunks: ArrayChunks | None = None
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""
@@ -275,9 +277,14 @@ class OpenAIResponsesClient(OpenAISdkClient):
         cache = self._input_cache
         if cache is None:
             cache = self._input_cache = ItemBytesCache(encoded_request_item)
+            self._input_chunks = ArrayChunks()
+        assert self._input_chunks is not None
+        encoded = cache.encode_all(prompt.input)
         fields: dict[str, Any] = self._body_fields(prompt)
         fields["stream"] = True
-        fields["input"] = EncodedArray(cache.encode_all(prompt.input))
+        fields["input"] = EncodedArray(
+            encoded, self._input_chunks.pieces(encoded, cache.last_prefix)
+        )
         return object_pieces(fields, RESPONSES_KEY_ORDER)
 
     def _body_fields(self, prompt: Prompt) -> dict[str, Any]:

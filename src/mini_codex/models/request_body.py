@@ -87,19 +87,65 @@ def dumps(value: Any) -> bytes:
 
 class EncodedArray:
     """A JSON array of already encoded elements (``None`` elements are left out), kept as
-    pieces so that the body is copied once, in ``join_object``."""
+    pieces so that the body is copied once, in ``join_object`` (or never: ``ChunkedBody``)."""
 
     __slots__ = ("pieces",)
 
-    def __init__(self, encoded: Sequence[bytes | None]) -> None:
-        present = [part for part in encoded if part is not None]
-        pieces: list[bytes] = list(chain.from_iterable(zip(repeat(b","), present)))
-        if pieces:
-            pieces[0] = b"["
-        else:
-            pieces = [b"["]
-        pieces.append(b"]")
+    def __init__(self, encoded: Sequence[bytes | None], pieces: list[bytes] | None = None) -> None:
+        if pieces is None:
+            present = [part for part in encoded if part is not None]
+            pieces = list(chain.from_iterable(zip(repeat(b","), present)))
+            if pieces:
+                pieces[0] = b"["
+            else:
+                pieces = [b"["]
+            pieces.append(b"]")
         self.pieces = pieces
+
+
+class ArrayChunks:
+    """The pieces of the JSON array of a growing list of encoded items, with the items of a
+    prefix joined into chunks of about ``CHUNK_BYTES`` that later requests reuse: a request
+    then touches only the items after the last chunk (the history only grows between steps).
+
+    ``pieces(encoded, stable)``: ``stable`` is how many leading items are the same as in the
+    previous call (``ItemCache.last_prefix``); chunks reaching past it are dropped and rebuilt.
+    """
+
+    CHUNK_BYTES = 1 << 20
+
+    def __init__(self) -> None:
+        self._chunks: list[bytes] = []
+        self._covered = 0
+        """Items (present or not) inside ``_chunks``."""
+        self._started = False
+        """Whether the chunks hold an element (the next one needs a leading comma)."""
+
+    def pieces(self, encoded: Sequence[bytes | None], stable: int) -> list[bytes]:
+        if stable < self._covered or len(encoded) < self._covered:
+            self._chunks, self._covered, self._started = [], 0, False
+        pieces = [b"[", *self._chunks]
+        run: list[bytes] = []
+        size = 0
+        started = self._started
+        for index in range(self._covered, len(encoded)):
+            part = encoded[index]
+            if part is None:
+                continue
+            if started:
+                run.append(b",")
+            run.append(part)
+            started = True
+            size += len(part) + 1
+            if size >= self.CHUNK_BYTES:
+                chunk = b"".join(run)
+                self._chunks.append(chunk)
+                pieces.append(chunk)
+                self._covered, self._started = index + 1, True
+                run, size = [], 0
+        pieces.extend(run)
+        pieces.append(b"]")
+        return pieces
 
 
 def object_pieces(fields: Mapping[str, Any], order: Sequence[str]) -> list[bytes]:
@@ -205,6 +251,8 @@ class ItemCache(Generic[_Item, _Value]):
         self._values: list[_Value] = []
         self.computed_count = 0
         """How many values were computed (not taken from the cache) so far; for tests."""
+        self.last_prefix = 0
+        """How many leading items of the last call were the very items of the call before."""
 
     def values(self, items: Sequence[_Item]) -> list[_Value]:
         """The value of every item of ``items``, in order."""
@@ -212,6 +260,7 @@ class ItemCache(Generic[_Item, _Value]):
         # The common prefix by identity, at C speed: history only grows between steps.
         same = list(map(operator.is_, previous, items))
         prefix = same.index(False) if False in same else len(same)
+        self.last_prefix = prefix
         result = values[:prefix]
         rest = items[prefix:]
         if rest:
@@ -249,6 +298,7 @@ _MISSING: Any = object()
 __all__ = [
     "CHAT_KEY_ORDER",
     "RESPONSES_KEY_ORDER",
+    "ArrayChunks",
     "EncodedArray",
     "ItemBytesCache",
     "ItemCache",
