@@ -53,6 +53,7 @@ from mini_codex.models.request_body import (
 )
 from mini_codex.models.sse_view import view
 from mini_codex.models.tokens import ItemTokenCache, estimate_usage
+from mini_codex.models.trace_line import TraceLineEncoder
 from mini_codex.protocol.items import FunctionCallOutput, parse_response_item, user_message
 from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
@@ -422,3 +423,30 @@ def test_array_chunks_join_to_the_array_whatever_the_edits(ops: list[tuple[str, 
         joined = b"".join(chunks.pieces(encoded, cache.last_prefix))
         assert joined == join_array(encoded)
         assert json.loads(joined) == [json.loads(p) for p in encoded if p is not None]
+
+
+def test_trace_lines_are_the_records_bytes_with_items_encoded_once() -> None:
+    encoder = TraceLineEncoder()
+    properties = {
+        "input": {"type": "array", "default": []},
+        "tools": {"type": "number", "minimum": 0.5},
+    }
+    tools = ({"type": "function", "name": "f", "parameters": {"properties": properties}},)
+    history: list[Any] = [user_message(f'say ,"input":[],"tools": {TRICKY}')]
+    for n in range(4):
+        history.append(FunctionCallOutput(call_id=f"c{n}", output=f"out {n} {TRICKY}"))
+        prompt = Prompt(
+            model="gpt-5.1-codex",
+            instructions=f',"input":[],"tools": {TRICKY}',
+            input=tuple(history),
+            tools=tools,
+            turn_id="t",
+            step_id=f"s{n}",
+            reasoning_effort="high",
+            output_schema={"type": "object"} if n else None,
+        )
+        assert encoder.line(prompt) == orjson.dumps(prompt.to_trace_json())
+    shorter = Prompt(model="m", instructions="", input=tuple(history[2:]))
+    assert encoder.line(shorter) == orjson.dumps(shorter.to_trace_json())
+    empty = Prompt(model="m", instructions="", input=())
+    assert encoder.line(empty) == orjson.dumps(empty.to_trace_json())

@@ -55,6 +55,7 @@ from mini_codex.protocol.session_events import (
 if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
     from rich.console import Console
 
+    from mini_codex.models.trace_line import TraceLineEncoder
     from mini_codex.runtime.session import Session
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
@@ -186,9 +187,16 @@ class _Output:
         if text is not None:
             self.console.print(text)
 
+    @cached_property
+    def trace_lines(self) -> TraceLineEncoder:
+        from mini_codex.models.trace_line import TraceLineEncoder
+
+        return TraceLineEncoder()
+
     def request(self, prompt: Prompt) -> None:
         if self.trace is not None:
-            self.trace.write(orjson.dumps(prompt.to_trace_json()).decode() + "\n")
+            # Byte for byte orjson.dumps(prompt.to_trace_json()), items encoded once each.
+            self.trace.write(self.trace_lines.line(prompt).decode() + "\n")
             self.trace.flush()
 
 
