@@ -450,3 +450,10 @@ def test_trace_lines_are_the_records_bytes_with_items_encoded_once() -> None:
     assert encoder.line(shorter) == orjson.dumps(shorter.to_trace_json())
     empty = Prompt(model="m", instructions="", input=())
     assert encoder.line(empty) == orjson.dumps(empty.to_trace_json())
+
+
+async def test_a_chunked_body_iterated_again_sends_all_of_it_again() -> None:
+    body = ChunkedBody([b"a" * 700_000, b"b" * 700_000, b"c"])
+    first = b"".join([chunk async for chunk in body])
+    again = b"".join([chunk async for chunk in body])  # e.g. httpx following a 307
+    assert first == again == b"a" * 700_000 + b"b" * 700_000 + b"c"

@@ -176,8 +176,8 @@ def join_object(fields: Mapping[str, Any], order: Sequence[str]) -> bytes:
 
 class ChunkedBody:
     """A request body kept as pieces (the cached bytes of history items are not copied into
-    one big buffer): httpx reads it as an async file (``aread``) in chunks of about
-    ``CHUNK_BYTES``, the SDK rewinds it before a retry (``seek(0)``: the same bytes again),
+    one big buffer): httpx iterates it (``__aiter__``, from the start every time) in chunks of
+    about ``CHUNK_BYTES``, the SDK rewinds it before a retry (``seek(0)``: the same bytes again),
     and it is sent with its exact ``Content-Length`` (``length``), so the request is framed
     as a bytes body would be."""
 
@@ -217,10 +217,9 @@ class ChunkedBody:
             return self._pieces[start]
         return b"".join(self._pieces[start:stop])
 
-    async def aread(self, size: int = -1) -> bytes:
-        return self.read(size)
-
     def __aiter__(self) -> AsyncIterator[bytes]:
+        # httpx iterates the body once per send (a redirect sends it again): from the start.
+        self.seek(0)
         return self._chunks()
 
     async def _chunks(self) -> AsyncIterator[bytes]:
