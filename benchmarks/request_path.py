@@ -9,7 +9,8 @@ time between two consecutive requests: the harness's own work plus sending the b
 server's reply. The raw cost of moving the body is measured on its own: the same bytes POSTed
 with ``http.client`` to the same kind of server, reply read (median of 3). The target (issue
 13): median step with the long history ≤ 1.5 × the median step with the empty one + that raw
-socket write.
+socket write. For context it also reports the same POST through ``httpx2.AsyncClient`` (the
+SDK's HTTP stack) with the body as one bytes object.
 
 **Time to first request byte.** ``mini-codex exec --json`` spawned with a config whose provider
 points at a listening socket on 127.0.0.1; the time from spawn to the first byte the socket
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 
 from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.models import ModelClientOptions
@@ -110,9 +112,10 @@ async def _turn(cwd: Path, home: Path, steps: int, history: list[ResponseItem]) 
             await client.aclose()
         last_body = server.requests[-1].raw
         raw_s = statistics.median(_raw_post_s(last_body) for _ in range(3))
+        async_s = statistics.median([await _async_post_s(last_body) for _ in range(3)])
     steps_ms = [(b - a) * 1000 for a, b in itertools.pairwise(stamps)]
     return {"median_ms": statistics.median(steps_ms[1:] or steps_ms), "body_bytes": len(last_body),
-            "raw_post_ms": raw_s * 1000}  # fmt: skip
+            "raw_post_ms": raw_s * 1000, "async_post_ms": async_s * 1000}  # fmt: skip
 
 
 def _raw_post_s(body: bytes) -> float:
@@ -129,6 +132,17 @@ def _raw_post_s(body: bytes) -> float:
     return elapsed
 
 
+async def _async_post_s(body: bytes) -> float:
+    """The same POST through ``httpx2.AsyncClient`` (the SDK's HTTP stack, one bytes body):
+    for context, what the asyncio transport alone costs for the body."""
+    with serve([sse_reply(responses_events([], usage=usage(1, 1)))], parse_bodies=False) as fresh:
+        async with httpx2.AsyncClient() as client:
+            started = time.perf_counter()
+            response = await client.post(f"{fresh.url}/responses", content=body)
+            await response.aread()
+            return time.perf_counter() - started
+
+
 def long_history(steps: int, megabytes: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="mini-codex-history-") as tmp:
         root = Path(tmp)
@@ -142,6 +156,7 @@ def long_history(steps: int, megabytes: float) -> dict[str, Any]:
         "history_long_ms": round(long["median_ms"], 3),
         "history_long_body_mb": round(long["body_bytes"] / 1e6, 1),
         "history_raw_post_ms": round(long["raw_post_ms"], 3),
+        "history_async_post_ms": round(long["async_post_ms"], 3),
         "history_budget_ms": round(budget, 3),
         "history_long_within_budget": long["median_ms"] <= budget,
     }

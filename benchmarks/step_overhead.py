@@ -210,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         f"ms/step (budget 1.5 x step 1 + raw POST of the body "
         f"{history['history_raw_post_ms']:.1f} ms = {history['history_budget_ms']:.1f} ms)"
     )
+    print(
+        f"  (for context: the same body POSTed through httpx2.AsyncClient: "
+        f"{history['history_async_post_ms']:.1f} ms)"
+    )
     print(f"time to first request byte (mini-codex exec --json): {first_byte_s:.3f} s")
     print(
         json.dumps(
