@@ -1,0 +1,67 @@
+"""``mini-codex ui``: serve the session inspector (``mini_codex.web``) on a local port.
+
+The first line printed is the URL (``http://HOST:PORT/``, with ``?token=…`` when the host is not a
+loopback name), so ``--port 0`` can be scripted. Loopback names (127.0.0.1, ::1, localhost) are
+served without a token; any other bind address needs the random token printed in that URL.
+"""
+
+from __future__ import annotations
+
+import sys
+import webbrowser
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mini_codex.cli.env import mini_codex_home
+from mini_codex.cli.sessions_cmd import index_path_for
+
+__all__ = ["ui_command"]
+
+
+def ui_command(
+    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port (0: any free port).")] = 0,
+    home: Annotated[
+        Path | None,
+        typer.Option("--home", help="Sessions home to inspect (default $MINI_CODEX_HOME).")
+    ] = None,
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the page in the default browser.")
+    ] = False,
+) -> None:
+    """Inspect sessions in the browser: what the model saw at every step."""
+    import socket
+
+    import uvicorn
+
+    from mini_codex.web.app import create_app
+    from mini_codex.web.auth import needs_token, new_token
+    from mini_codex.web.inspector import Inspector
+
+    own_home = mini_codex_home()
+    target = home.expanduser() if home is not None else own_home
+    if home is not None and not target.is_dir():
+        typer.echo(f"error: home directory not found: {target}", err=True)
+        raise typer.Exit(1)
+    token = new_token() if needs_token(host) else None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        typer.echo(f"error: cannot bind {host}:{port}: {error.strerror or error}", err=True)
+        raise typer.Exit(1) from None
+    bound_port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{bound_port}/" + (f"?token={token}" if token else "")
+    sys.stdout.write(url + "\n")
+    sys.stdout.flush()
+    app = create_app(Inspector(target, index_path_for(target, own_home)), token)
+    if open_browser:
+        webbrowser.open(url)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    server.run(sockets=[sock])

@@ -1,0 +1,454 @@
+"""A decoded rollout (or a window of one) → turns, steps and items for the inspector (pure).
+
+What belongs here: one forward pass over typed lines that groups them into turns and steps,
+records each step's world-state change and the world state at its model request (the
+baseline of :class:`~mini_codex.rollout.replay.forward.ForwardReplay`, the one set of replay
+rules), its tool calls with their outputs, token usage and duration, plus the compactions,
+checkpoints, rollbacks and replay warnings of the file. What does not: reading files
+(``source.py``), the request a step sent (``request.py``), HTTP (``app.py``).
+
+Grouping (the same rules as ``rollout inspect``): ``task_started`` opens a turn and
+``task_complete`` / ``turn_aborted`` closes it; files without task events are split at user
+input. A step is one model request: the first model output of a turn opens step 1, model output
+after a tool output or a ``world_state`` / ``turn_context`` line after model output opens the
+next one. The step id is the byte offset of the line that opened the step (``"o<offset>"``), so
+it stays the same while a live file grows and when the timeline is read in pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from mini_codex.jsonmerge import JsonObject
+from mini_codex.protocol import (
+    CompactedLine,
+    CustomToolCall,
+    CustomToolCallOutput,
+    EventMsgLine,
+    FunctionCall,
+    FunctionCallOutput,
+    Message,
+    Reasoning,
+    ResponseItem,
+    ResponseItemLine,
+    RolloutLine,
+    SessionMetaLine,
+    TaskComplete,
+    TaskStarted,
+    ThreadRolledBack,
+    TokenCount,
+    TurnAborted,
+    TurnContextLine,
+    UserMessageEvent,
+    WorldStateLine,
+    message_text,
+)
+from mini_codex.rollout.replay.checkpoint import CHECKPOINT_KEY
+from mini_codex.rollout.replay.entries import is_user_turn_boundary
+from mini_codex.rollout.replay.forward import BaselineChange, ForwardReplay, TurnSegment
+
+__all__ = ["LineRef", "SessionView", "StepView", "build_view", "step_id_for"]
+
+_MODEL_OUTPUT = (Reasoning, FunctionCall, CustomToolCall)
+_SHOWN_EVENTS = frozenset(
+    {"safety_decision", "exec_approval_request", "apply_patch_approval_request", "error"}
+)
+"""Events shown as items (the others mostly repeat items)."""
+
+
+@dataclass(frozen=True)
+class LineRef:
+    """Where a decoded line sits in its file."""
+
+    offset: int
+    """Byte offset of the line in the (decompressed) file."""
+    line: int | None
+    """1-based line number, when known (a window read from the middle of a file has none)."""
+
+
+def step_id_for(offset: int) -> str:
+    return f"o{offset}"
+
+
+@dataclass
+class StepView:
+    step_id: str
+    sequence: int
+    index: int
+    """Position of the line that opened the step in the decoded lines."""
+    request_index: int
+    """Lines before this index were recorded before the step's model request."""
+    ref: LineRef
+    turn_id: str | None
+    model: str | None
+    world_state: JsonObject | None = None
+    """The baseline when the request was sent (replayed)."""
+    previous_world_state: JsonObject | None = None
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    token_usage: dict[str, Any] | None = None
+    started: str | None = None
+    ended: str | None = None
+    has_output: bool = False
+    after_tool_output: bool = False
+    requested: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step_id": self.step_id,
+            "sequence": self.sequence,
+            "line": self.ref.line,
+            "offset": self.ref.offset,
+            "turn_id": self.turn_id,
+            "model": self.model,
+            "token_usage": self.token_usage,
+            "duration_ms": _duration_ms(self.started, self.ended),
+            "world_state_change": self.changes,
+            "items": self.items,
+            "tool_calls": self.tool_calls,
+        }
+
+
+@dataclass
+class TurnView:
+    number: int
+    turn_id: str | None
+    ref: LineRef
+    status: str = "open"
+    items: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[StepView] = field(default_factory=list)
+    segment: TurnSegment | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        segment = self.segment
+        return {
+            "turn_id": self.turn_id,
+            "number": self.number,
+            "line": self.ref.line,
+            "offset": self.ref.offset,
+            "status": self.status,
+            "rolled_back_at": segment.rolled_back_at if segment is not None else None,
+            "items": self.items,
+            "steps": [step.to_json() for step in self.steps],
+        }
+
+
+@dataclass
+class SessionView:
+    turns: list[TurnView] = field(default_factory=list)
+    steps: dict[str, StepView] = field(default_factory=dict)
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
+    rollbacks: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    meta: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "meta": self.meta,
+            "turns": [turn.to_json() for turn in self.turns],
+            "compactions": self.compactions,
+            "checkpoints": self.checkpoints,
+            "rollbacks": self.rollbacks,
+            "warnings": self.warnings,
+        }
+
+
+def build_view(
+    lines: Sequence[RolloutLine],
+    refs: Sequence[LineRef],
+    *,
+    initial_world_state: JsonObject | None = None,
+) -> SessionView:
+    """Group decoded lines (each with its :class:`LineRef`) into turns and steps."""
+    by_user_input = not any(
+        isinstance(line, EventMsgLine) and isinstance(line.payload, TaskStarted) for line in lines
+    )
+    builder = _Builder(by_user_input)
+    if initial_world_state is not None:
+        builder.replay.world_state(0, True, initial_world_state)
+    for index, (line, ref) in enumerate(zip(lines, refs, strict=True)):
+        builder.feed(index, line, ref)
+    builder.finish(len(lines))
+    return builder.view
+
+
+class _Builder:
+    def __init__(self, by_user_input: bool) -> None:
+        self.view = SessionView()
+        self.by_user_input = by_user_input
+        self.replay = ForwardReplay()
+        self.turn: TurnView | None = None
+        self.model: str | None = None
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.last_step: StepView | None = None
+        self.pending_changes: list[dict[str, Any]] = []
+        """World-state changes since the last request (they belong to the next step)."""
+
+    # --- turns and steps -------------------------------------------------------------------------
+
+    def open_turn(self, ref: LineRef, turn_id: str | None) -> None:
+        self.close_request(None)
+        segment = self.replay.open_segment(ref.line or 0, turn_id)
+        turn = TurnView(len(self.view.turns) + 1, turn_id, ref, segment=segment)
+        self.view.turns.append(turn)
+        self.turn = turn
+
+    def end_turn(self) -> None:
+        self.turn = None
+        self.replay.close_segment()
+
+    def new_step(self, index: int, ref: LineRef) -> StepView | None:
+        turn = self.turn
+        if turn is None:
+            return None
+        step = StepView(
+            step_id_for(ref.offset),
+            len(turn.steps) + 1,
+            index,
+            index,
+            ref,
+            turn.turn_id,
+            self.model,
+            previous_world_state=self._previous_step_state(),
+        )
+        turn.steps.append(step)
+        self.view.steps[step.step_id] = step
+        return step
+
+    def _previous_step_state(self) -> JsonObject | None:
+        for turn in reversed(self.view.turns):
+            for step in reversed(turn.steps):
+                if step.requested:
+                    return step.world_state
+        return None
+
+    def current_step(self) -> StepView | None:
+        turn = self.turn
+        return turn.steps[-1] if turn is not None and turn.steps else None
+
+    def model_output(self, index: int, ref: LineRef) -> StepView | None:
+        step = self.current_step()
+        if step is None or step.after_tool_output:
+            step = self.new_step(index, ref)
+        if step is None:
+            return None
+        self.close_request(step, index)
+        step.has_output = True
+        step.after_tool_output = False
+        return step
+
+    def close_request(self, step: StepView | None, index: int = 0) -> None:
+        """The step's model request was sent just before line ``index``."""
+        if step is None or step.requested:
+            return
+        step.requested = True
+        step.request_index = index
+        step.world_state = self.replay.baseline
+        step.changes, self.pending_changes = self.pending_changes, []
+        self.last_step = step
+
+    def before_request(self, index: int, ref: LineRef) -> None:
+        step = self.current_step()
+        if step is not None and step.has_output:
+            self.new_step(index, ref)
+
+    def place(self, row: dict[str, Any]) -> None:
+        step = self.current_step()
+        if step is not None:
+            step.items.append(row)
+        elif self.turn is not None:
+            self.turn.items.append(row)
+
+    # --- lines -----------------------------------------------------------------------------------
+
+    def feed(self, index: int, line: RolloutLine, ref: LineRef) -> None:
+        step = self.current_step()
+        if step is not None and line.timestamp is not None:
+            step.ended = line.timestamp
+        match line:
+            case SessionMetaLine():
+                if self.view.meta is None:
+                    self.view.meta = line.payload.to_json()
+            case ResponseItemLine():
+                self.item(index, line.payload, ref, line.timestamp)
+            case TurnContextLine():
+                self.before_request(index, ref)
+                self.model = line.payload.model or self.model
+                self.place({"line": ref.line, "kind": "turn_context", "model": self.model})
+            case WorldStateLine():
+                self.before_request(index, ref)
+                change = self.replay.world_state(
+                    ref.line or 0, line.payload.full, line.payload.state
+                )
+                self.world_state_change(change, ref)
+            case CompactedLine():
+                self.compacted(index, line, ref)
+            case EventMsgLine():
+                self.event(line, ref)
+            case _:
+                pass
+
+    def item(self, index: int, item: ResponseItem, ref: LineRef, timestamp: str | None) -> None:
+        boundary = is_user_turn_boundary(item)
+        if boundary and self.by_user_input:
+            turn = self.turn
+            if turn is None or any(step.has_output for step in turn.steps):
+                self.open_turn(ref, None)
+        if boundary:
+            self.replay.user_input()
+        row = _item_row(item, ref)
+        is_output = isinstance(item, FunctionCallOutput | CustomToolCallOutput)
+        if isinstance(item, _MODEL_OUTPUT) or (
+            isinstance(item, Message) and item.role == "assistant"
+        ):
+            step = self.model_output(index, ref)
+            if step is not None and step.started is None:
+                step.started = timestamp
+                step.ended = timestamp
+        self.place(row)
+        step = self.current_step()
+        if isinstance(item, FunctionCall | CustomToolCall):
+            call = {
+                "call_id": item.call_id,
+                "name": item.name,
+                "line": ref.line,
+                "arguments": item.arguments if isinstance(item, FunctionCall) else item.input,
+                "output": None,
+            }
+            self.calls[item.call_id] = call
+            if step is not None:
+                step.tool_calls.append(call)
+        elif is_output:
+            found = self.calls.get(item.call_id)
+            if found is not None:
+                found["output"] = row.get("text", "")
+                found["output_line"] = ref.line
+            if step is not None:
+                step.after_tool_output = True
+
+    def event(self, line: EventMsgLine, ref: LineRef) -> None:
+        event = line.payload
+        match event:
+            case TaskStarted():
+                self.open_turn(ref, event.turn_id)
+            case TaskComplete() | TurnAborted():
+                if self.turn is not None:
+                    self.turn.status = "aborted" if isinstance(event, TurnAborted) else "complete"
+                self.end_turn()
+            case ThreadRolledBack():
+                self.end_turn()
+                segments = self.replay.roll_back(ref.line or 0, event.num_turns)
+                dropped = [turn.number for turn in self.view.turns if turn.segment in segments]
+                self.view.rollbacks.append(
+                    {"line": ref.line, "num_turns": event.num_turns, "turns": dropped}
+                )
+            case TokenCount():
+                info = event.info or {}
+                last = info.get("last_token_usage")
+                if isinstance(last, dict) and self.last_step is not None:
+                    self.last_step.token_usage = last
+            case UserMessageEvent():
+                if self.by_user_input:
+                    turn = self.turn
+                    if turn is None or any(step.has_output for step in turn.steps):
+                        self.open_turn(ref, None)
+                self.replay.user_input()
+            case _:
+                if event.type in _SHOWN_EVENTS:
+                    self.place(
+                        {"line": ref.line, "kind": "event", "type": event.type, "text": _short(event)}
+                    )
+
+    def world_state_change(self, change: BaselineChange, ref: LineRef) -> None:
+        record: dict[str, Any] = {
+            "line": ref.line,
+            "cause": change.cause,
+            "sections": sorted(change.patch or change.after or {}),
+        }
+        if change.cause == "ignored_patch":
+            self.view.warnings.append(
+                f"line {ref.line}: world_state patch without a full snapshot (ignored on replay)"
+            )
+        self.pending_changes.append(record)
+        self.place({"line": ref.line, "kind": "world_state", **record})
+
+    def compacted(self, index: int, line: CompactedLine, ref: LineRef) -> None:
+        payload = line.payload
+        self.replay.compacted(ref.line or 0)
+        self.pending_changes.append({"line": ref.line, "cause": "compacted", "sections": []})
+        history = payload.replacement_history
+        extra = payload.model_extra or {}
+        record = {
+            "line": ref.line,
+            "offset": ref.offset,
+            "history_items": len(history) if history is not None else None,
+            "summary": payload.message,
+        }
+        if CHECKPOINT_KEY in extra:
+            self.view.checkpoints.append(record)
+            kind = "checkpoint"
+        else:
+            self.view.compactions.append({**record, "step_index": len(self.view.steps)})
+            kind = "compacted"
+        self.place({"line": ref.line, "kind": kind, "text": payload.message})
+
+    def finish(self, end: int) -> None:
+        step = self.current_step()
+        if step is not None and not step.requested:
+            self.close_request(step, end)
+        for turn in self.view.turns:
+            for each in turn.steps:
+                if not each.requested:
+                    self.close_request(each, end)
+
+
+def _item_row(item: ResponseItem, ref: LineRef) -> dict[str, Any]:
+    row: dict[str, Any] = {"line": ref.line, "kind": item.type}
+    match item:
+        case Message():
+            row["role"] = item.role
+            row["text"] = message_text(item)
+        case Reasoning():
+            row["text"] = " ".join(
+                str(part.get("text", "")) for part in item.to_json().get("summary", []) or []
+            )
+        case FunctionCall():
+            row.update(name=item.name, call_id=item.call_id, text=item.arguments)
+        case CustomToolCall():
+            row.update(name=item.name, call_id=item.call_id, text=item.input)
+        case FunctionCallOutput() | CustomToolCallOutput():
+            output = item.output
+            text = output if isinstance(output, str) else _parts_text(output)
+            row.update(call_id=item.call_id, text=text)
+        case _:
+            row["text"] = ""
+    return row
+
+
+def _parts_text(parts: Any) -> str:
+    if not isinstance(parts, list):
+        return str(parts)
+    return "\n".join(str(part.get("text", "")) for part in parts if isinstance(part, dict))
+
+
+def _short(event: Any) -> str:
+    data = event.to_json() if hasattr(event, "to_json") else {}
+    data.pop("type", None)
+    text = ", ".join(f"{key}={value}" for key, value in data.items())
+    return text[:300]
+
+
+def _duration_ms(started: str | None, ended: str | None) -> int | None:
+    if started is None or ended is None:
+        return None
+    try:
+        start = datetime.fromisoformat(started.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(ended.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return round((end - start).total_seconds() * 1000)

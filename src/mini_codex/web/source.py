@@ -1,0 +1,224 @@
+"""Reading a rollout for the inspector: whole, in checkpoint windows, or the part that just grew.
+
+What belongs here: raw lines with their byte offsets, the window of a large file that starts at
+its newest compaction or checkpoint (found by reading backwards, so opening a 1M-line file costs
+the tail, not the file), and the previous window for paging. What does not: what the lines mean
+(``session_view.py``), replay rules (``rollout/replay``). Read-only: files are never written.
+
+A file up to :data:`WHOLE_FILE_BYTES` is read whole (exact line numbers). A larger plain file is
+read in windows: a window starts at a ``compacted`` line (a compaction or a checkpoint, after
+which the history and the world-state baseline are restored from the file itself) and ends where
+the next window starts; its lines carry byte offsets but no line numbers. Compressed files
+(``.jsonl.zst``) are always read whole.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from mini_codex.protocol import RolloutLine
+from mini_codex.rollout.reader import ZSTD_SUFFIX, check_schema, first_session_meta, iter_raw_lines
+from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
+from mini_codex.web.session_view import LineRef
+
+__all__ = ["WHOLE_FILE_BYTES", "Window", "read_window"]
+
+WHOLE_FILE_BYTES = 32 * 1024 * 1024
+"""Files up to this size are read whole; larger ones in checkpoint windows."""
+_BLOCK = 1 << 20
+_COMPACTED = b'"type":"compacted"'
+
+
+@dataclass(frozen=True)
+class Window:
+    """Decoded lines of a file (or of one window of it)."""
+
+    lines: tuple[RolloutLine, ...]
+    refs: tuple[LineRef, ...]
+    stats: ReadStats
+    warnings: tuple[str, ...]
+    start: int
+    """Byte offset of the window's first line (0: the file start)."""
+    end: int
+    """Byte offset just past the window's last complete line."""
+    previous: int | None
+    """Start of the window before this one (None: this is the first)."""
+    size: int
+    whole: bool
+
+
+def read_window(path: Path, before: int | None = None, *, whole: bool | None = None) -> Window:
+    """The window ending at ``before`` (default: the end of the file, i.e. the newest window)."""
+    if path.name.endswith(ZSTD_SUFFIX):
+        return _read_compressed(path)
+    size = path.stat().st_size
+    read_whole = whole if whole is not None else size <= WHOLE_FILE_BYTES
+    if read_whole:
+        return _decode(path, 0, size, None, size, numbered=True)
+    end = size if before is None else min(before, size)
+    start = _compaction_before(path, end)
+    previous = _compaction_before(path, start) if start > 0 else None
+    return _decode(path, start, end, previous, size, numbered=start == 0)
+
+
+def read_window_at(path: Path, offset: int) -> Window:
+    """The window holding the line at byte ``offset``."""
+    if path.name.endswith(ZSTD_SUFFIX):
+        return _read_compressed(path)
+    size = path.stat().st_size
+    if size <= WHOLE_FILE_BYTES:
+        return _decode(path, 0, size, None, size, numbered=True)
+    start = _compaction_before(path, offset + 1)
+    end = _compaction_after(path, start, size)
+    previous = _compaction_before(path, start) if start > 0 else None
+    return _decode(path, start, end, previous, size, numbered=start == 0)
+
+
+def read_from(path: Path, start: int) -> tuple[list[tuple[int, bytes]], int]:
+    """Complete lines from byte ``start`` on (with offsets), and the offset after the last one."""
+    with path.open("rb") as handle:
+        handle.seek(start)
+        data = handle.read()
+    cut = data.rfind(b"\n") + 1
+    out: list[tuple[int, bytes]] = []
+    offset = start
+    for raw in io.BytesIO(data[:cut]).readlines():
+        if raw.strip():
+            out.append((offset, raw))
+        offset += len(raw)
+    return out, start + cut
+
+
+def decode_raw(raw: bytes, stats: ReadStats) -> RolloutLine | None:
+    obj = parse_json(raw)
+    if obj is INVALID_JSON:
+        stats.lines += 1
+        stats.bad_lines += 1
+        return None
+    return decode_line(obj, stats)
+
+
+def _decode(
+    path: Path, start: int, end: int, previous: int | None, size: int, *, numbered: bool
+) -> Window:
+    stats = ReadStats()
+    warnings: list[str] = []
+    lines: list[RolloutLine] = []
+    refs: list[LineRef] = []
+    with path.open("rb") as handle:
+        handle.seek(start)
+        data = handle.read(end - start)
+    offset = start
+    number = 0
+    for raw in io.BytesIO(data).readlines():
+        number += 1
+        here = offset
+        offset += len(raw)
+        if not raw.endswith(b"\n") and end == size:
+            pass  # a torn or still-growing last line: decoded if it parses
+        if not raw.strip():
+            continue
+        label = f"line {number}" if numbered else f"offset {here}"
+        bad = stats.bad_lines
+        line = decode_raw(raw, stats)
+        if stats.bad_lines > bad:
+            warnings.append(f"{label}: not a valid rollout line, skipped")
+        if line is not None:
+            lines.append(line)
+            refs.append(LineRef(here, number if numbered else None))
+    if start == 0:
+        if stats.lines == 0:
+            from mini_codex.errors import RolloutError
+
+            raise RolloutError(f"empty session file: {path}")
+        check_schema(first_session_meta(lines), path)
+    return Window(
+        tuple(lines), tuple(refs), stats, tuple(warnings), start, offset, previous, size, numbered
+    )
+
+
+def _read_compressed(path: Path) -> Window:
+    stats = ReadStats()
+    warnings: list[str] = []
+    lines: list[RolloutLine] = []
+    refs: list[LineRef] = []
+    offset = 0
+    for number, raw in iter_raw_lines(path, warnings):
+        bad = stats.bad_lines
+        line = decode_raw(raw, stats)
+        if stats.bad_lines > bad:
+            warnings.append(f"line {number}: not a valid rollout line, skipped")
+        if line is not None:
+            lines.append(line)
+            refs.append(LineRef(number, number))
+        offset = number
+    check_schema(first_session_meta(lines), path)
+    return Window(tuple(lines), tuple(refs), stats, tuple(warnings), 0, offset, None, 0, True)
+
+
+def _compaction_before(path: Path, end: int) -> int:
+    """Byte offset of the newest ``compacted`` line starting before ``end`` (0 if none)."""
+    with path.open("rb") as handle:
+        position = end
+        tail = b""
+        while position > 0:
+            step = min(_BLOCK, position)
+            position -= step
+            handle.seek(position)
+            block = handle.read(step) + tail
+            # Only whole lines are searched: keep the partial first line for the next block.
+            first_newline = block.find(b"\n") if position > 0 else -1
+            searchable = block[first_newline + 1 :]
+            base = position + first_newline + 1
+            found = _last_compacted_line(searchable, base, end)
+            if found is not None:
+                return found
+            tail = block[: first_newline + 1]
+        return 0
+
+
+def _compaction_after(path: Path, start: int, size: int) -> int:
+    """Byte offset of the first ``compacted`` line after the one at ``start`` (``size``: none)."""
+    with path.open("rb") as handle:
+        handle.seek(start)
+        first = handle.readline()
+        position = start + len(first)
+        while position < size:
+            block = handle.read(_BLOCK)
+            if not block:
+                break
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                block += handle.readline()
+                cut = len(block)
+            else:
+                handle.seek(position + cut)
+            index = 0
+            for raw in io.BytesIO(block[:cut]).readlines():
+                head = raw[: raw.find(b'"payload"')] if b'"payload"' in raw else raw[:200]
+                if _COMPACTED in head:
+                    return position + index
+                index += len(raw)
+            position += cut
+        return size
+
+
+def _last_compacted_line(block: bytes, base: int, end: int) -> int | None:
+    index = len(block)
+    while True:
+        index = block.rfind(_COMPACTED, 0, index)
+        if index < 0:
+            return None
+        line_start = block.rfind(b"\n", 0, index) + 1
+        if base + line_start < end and block[line_start:index].lstrip().startswith(b"{"):
+            head = block[line_start:index]
+            if b'"payload"' not in head:  # the envelope's own type, not a nested one
+                return base + line_start
+        index = line_start
+
+
+def file_size(path: Path) -> int:
+    return os.stat(path).st_size
