@@ -54,6 +54,7 @@ def ui_command(
     except OSError as error:
         typer.echo(f"error: cannot bind {host}:{port}: {error.strerror or error}", err=True)
         raise typer.Exit(1) from None
+    sock.listen(128)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{bound_port}/" + (f"?token={token}" if token else "")

@@ -214,18 +214,10 @@ class _Builder:
             ref,
             turn.turn_id,
             self.model,
-            previous_world_state=self._previous_step_state(),
         )
         turn.steps.append(step)
         self.view.steps[step.step_id] = step
         return step
-
-    def _previous_step_state(self) -> JsonObject | None:
-        for turn in reversed(self.view.turns):
-            for step in reversed(turn.steps):
-                if step.requested:
-                    return step.world_state
-        return None
 
     def current_step(self) -> StepView | None:
         turn = self.turn
@@ -249,6 +241,8 @@ class _Builder:
         step.requested = True
         step.request_index = index
         step.world_state = self.replay.baseline
+        if self.last_step is not None:
+            step.previous_world_state = self.last_step.world_state
         step.changes, self.pending_changes = self.pending_changes, []
         self.last_step = step
 
@@ -289,6 +283,9 @@ class _Builder:
             case CompactedLine():
                 self.compacted(index, line, ref)
             case EventMsgLine():
+                if isinstance(line.payload, TaskStarted | TaskComplete | TurnAborted):
+                    # A step that never got model output: its request ended with the turn.
+                    self.close_request(self.current_step(), index)
                 self.event(line, ref)
             case _:
                 pass
@@ -298,6 +295,7 @@ class _Builder:
         if boundary and self.by_user_input:
             turn = self.turn
             if turn is None or any(step.has_output for step in turn.steps):
+                self.close_request(self.current_step(), index)
                 self.open_turn(ref, None)
         if boundary:
             self.replay.user_input()

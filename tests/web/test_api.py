@@ -1,0 +1,166 @@
+"""The inspector's JSON API over the golden corpus and a scripted session (real server, real files).
+
+* Per step, the world state the API reports equals what replay reconstructs from the lines
+  recorded before that step's request, for every readable file of the corpus (Codex CLI files,
+  compactions, checkpoints, rollbacks, patches without a baseline).
+* For a scripted ``mini-codex exec`` run with ``--trace-requests``, the request the API rebuilds
+  from the rollout equals the traced request byte for byte (input and tools).
+* Loopback binds serve without a token; any other bind answers 401 without it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from mini_codex.rollout.replay import reconstruct
+from mini_codex.web.auth import needs_token
+from mini_codex.web.diff import diff_states
+from mini_codex.web.inspector import load_file_view, request_document, world_state_document
+
+from inspector_server import FIXTURES, MINI_CODEX, Server, clean_env, install, serve
+
+NO_STEPS = {"patch_without_full.jsonl"}
+"""Files without model output (no request was made)."""
+CORPUS = sorted(
+    path
+    for folder in ("minimal", "features", "codex")
+    for path in (FIXTURES / folder).glob("*.jsonl")
+) + [FIXTURES / "negative" / name for name in ("patch_without_full.jsonl", "bad_lines.jsonl")]
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_each_step_shows_the_world_state_replay_reconstructs_before_its_request(
+    path: Path,
+) -> None:
+    loaded = load_file_view(path)
+    lines = loaded.window.lines
+    steps = list(loaded.view.steps.values())
+    assert bool(steps) == (path.name not in NO_STEPS)
+    previous = None
+    for step in steps:
+        expected = reconstruct(lines[: step.request_index]).world_state
+        document = world_state_document(step)
+        assert document == {
+            "step_id": step.step_id,
+            "world_state": expected,
+            "previous": previous,
+            "diff": diff_states(previous, expected),
+        }
+        previous = expected
+        request = request_document(loaded, step)
+        assert request["input"] == [
+            item.to_json() for item in _normalized(reconstruct(lines[: step.request_index]))
+        ]
+
+
+def _normalized(result: object) -> list:  # type: ignore[type-arg]
+    from mini_codex.context.normalize import normalize_history
+
+    return normalize_history(list(result.history))  # type: ignore[attr-defined]
+
+
+def test_rollbacks_and_compactions_are_reported() -> None:
+    rollback = load_file_view(FIXTURES / "features" / "rollback.jsonl").view.to_json()
+    assert rollback["rollbacks"] == [{"line": 22, "num_turns": 2, "turns": [2, 3]}]
+    assert [turn["rolled_back_at"] for turn in rollback["turns"]] == [None, 22, 22, None]
+    checkpoint = load_file_view(FIXTURES / "features" / "checkpoint.jsonl").view.to_json()
+    assert [c["line"] for c in checkpoint["checkpoints"]] == [9]
+    compaction = load_file_view(FIXTURES / "features" / "compaction_window.jsonl").view.to_json()
+    assert compaction["compactions"] == [
+        {"line": 8, "offset": 1312, "history_items": 2, "summary": "", "step_index": 1}
+    ]
+    flagged = load_file_view(FIXTURES / "negative" / "patch_without_full.jsonl").view
+    assert any("without a full snapshot" in warning for warning in flagged.warnings)
+
+
+def test_diff_rows_name_each_changed_key() -> None:
+    before = {"env": {"cwd": "/a", "shell": "bash"}, "gone": 1}
+    after = {"env": {"cwd": "/b", "shell": "bash"}, "new": [1]}
+    assert diff_states(before, after) == [
+        {"op": "remove", "path": ["gone"], "before": 1},
+        {"op": "change", "path": ["env", "cwd"], "before": "/a", "after": "/b"},
+        {"op": "add", "path": ["new"], "after": [1]},
+    ]
+    assert diff_states(None, None) == []
+
+
+# --- a scripted session, served ------------------------------------------------------------------
+
+PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the script\n*** End Patch\n"
+SCRIPT = [
+    {"output": [{"type": "function_call", "name": "apply_patch", "arguments": {"input": PATCH}}]},
+    {"output": [{"type": "function_call", "name": "shell", "arguments": {"command": "cat hello.txt"}}]},
+    {"output": [{"type": "message", "content": "hello.txt says hello."}], "end_turn": True},
+]
+
+
+@pytest.fixture(scope="module")
+def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, list[dict]]]:  # type: ignore[type-arg]
+    root = tmp_path_factory.mktemp("scripted")
+    work = root / "work"
+    work.mkdir()
+    home = root / "home"
+    script = root / "script.jsonl"
+    script.write_text("".join(json.dumps(line) + "\n" for line in SCRIPT))
+    trace = root / "trace.jsonl"
+    result = subprocess.run(
+        [str(MINI_CODEX), "exec", "--model", f"scripted:{script}", "--trace-requests",
+         str(trace), "--cd", str(work), "greet me"],
+        env=clean_env(home), cwd=root, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    traced = [json.loads(line) for line in trace.read_text().splitlines()]
+    yield from ((server, traced) for server in serve(home))
+
+
+def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
+    scripted: tuple[Server, list[dict]],  # type: ignore[type-arg]
+) -> None:
+    server, traced = scripted
+    status, sessions = server.get("/api/sessions")
+    assert status == 200
+    assert [s["turns"] for s in sessions] == [1]
+    session_id = sessions[0]["id"]
+    status, session = server.get(f"/api/sessions/{session_id}")
+    assert status == 200
+    steps = [step for turn in session["turns"] for step in turn["steps"]]
+    assert [step["sequence"] for step in steps] == [1, 2, 3]
+    assert len(traced) == 3
+    for step, trace in zip(steps, traced, strict=True):
+        status, request = server.get(f"/api/sessions/{session_id}/steps/{step['step_id']}/request")
+        assert status == 200
+        assert orjson.dumps(request["input"]) == orjson.dumps(trace["input"])
+        assert orjson.dumps(request["tools"]) == orjson.dumps(trace["tools"])
+        assert request["tools_source"] == "rebuilt"
+    # The apply_patch call and its output are on step 1; the new file reaches step 2's world state.
+    assert [call["name"] for call in steps[0]["tool_calls"]] == ["apply_patch"]
+    assert steps[0]["tool_calls"][0]["output"]
+    status, world = server.get(f"/api/sessions/{session_id}/steps/{steps[1]['step_id']}/world_state")
+    assert status == 200
+    assert [row for row in world["diff"] if row["path"][0] == "workspace"] != []
+    assert server.get("/api/sessions/nope")[0] == 404
+    assert server.get(f"/api/sessions/{session_id}/steps/o1/request")[0] == 404
+
+
+def test_the_token_rule() -> None:
+    assert [needs_token(h) for h in ("127.0.0.1", "localhost", "::1")] == [False] * 3
+    assert [needs_token(h) for h in ("127.0.0.2", "0.0.0.0", "192.168.1.4")] == [True] * 3
+
+
+def test_a_non_loopback_bind_refuses_requests_without_the_token(tmp_path: Path) -> None:
+    install(tmp_path / "home", FIXTURES / "minimal" / "single_turn.jsonl")
+    for server in serve(tmp_path / "home", "--host", "127.0.0.2"):
+        assert server.url.startswith("http://127.0.0.2:")
+        token = server.url.split("?token=")[1]
+        assert len(token) >= 24
+        status, body = server.get("/api/sessions")
+        assert (status, body["error"].split(":")[0]) == (401, "unauthorized")
+        assert server.get("/api/sessions", token="wrong")[0] == 401
+        status, sessions = server.get("/api/sessions", token=token)
+        assert (status, len(sessions)) == (200, 1)
