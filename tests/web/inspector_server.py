@@ -82,3 +82,38 @@ def install(home: Path, source: Path, name: str | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     return target
+
+
+PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the script\n*** End Patch\n"
+SCRIPT = [
+    {"output": [{"type": "function_call", "name": "apply_patch", "arguments": {"input": PATCH}}]},
+    {
+        "output": [
+            {"type": "function_call", "name": "shell", "arguments": {"command": "cat hello.txt"}}
+        ]
+    },
+    {"output": [{"type": "message", "content": "hello.txt says hello."}], "end_turn": True},
+]
+"""Three steps: a patch that adds a file, a shell call that reads it, the answer."""
+
+
+def run_scripted_session(root: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """``mini-codex exec`` with the scripted model and ``--trace-requests``: (home, requests)."""
+    work = root / "work"
+    work.mkdir()
+    home = root / "home"
+    script = root / "script.jsonl"
+    script.write_text("".join(json.dumps(line) + "\n" for line in SCRIPT))
+    trace = root / "trace.jsonl"
+    args = ["exec", "--model", f"scripted:{script}", "--trace-requests", str(trace)]
+    result = subprocess.run(
+        [str(MINI_CODEX), *args, "--cd", str(work), "greet me"],
+        env=clean_env(home),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    return home, [json.loads(line) for line in trace.read_text().splitlines()]

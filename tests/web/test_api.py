@@ -10,20 +10,17 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
+from inspector_server import FIXTURES, Server, install, run_scripted_session, serve
 
 from mini_codex.rollout.replay import reconstruct
 from mini_codex.web.auth import needs_token
 from mini_codex.web.diff import diff_states
 from mini_codex.web.inspector import load_file_view, request_document, world_state_document
-
-from inspector_server import FIXTURES, MINI_CODEX, Server, clean_env, install, serve
 
 NO_STEPS = {"patch_without_full.jsonl"}
 """Files without model output (no request was made)."""
@@ -92,30 +89,10 @@ def test_diff_rows_name_each_changed_key() -> None:
 
 # --- a scripted session, served ------------------------------------------------------------------
 
-PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the script\n*** End Patch\n"
-SCRIPT = [
-    {"output": [{"type": "function_call", "name": "apply_patch", "arguments": {"input": PATCH}}]},
-    {"output": [{"type": "function_call", "name": "shell", "arguments": {"command": "cat hello.txt"}}]},
-    {"output": [{"type": "message", "content": "hello.txt says hello."}], "end_turn": True},
-]
-
 
 @pytest.fixture(scope="module")
 def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, list[dict]]]:  # type: ignore[type-arg]
-    root = tmp_path_factory.mktemp("scripted")
-    work = root / "work"
-    work.mkdir()
-    home = root / "home"
-    script = root / "script.jsonl"
-    script.write_text("".join(json.dumps(line) + "\n" for line in SCRIPT))
-    trace = root / "trace.jsonl"
-    result = subprocess.run(
-        [str(MINI_CODEX), "exec", "--model", f"scripted:{script}", "--trace-requests",
-         str(trace), "--cd", str(work), "greet me"],
-        env=clean_env(home), cwd=root, capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    traced = [json.loads(line) for line in trace.read_text().splitlines()]
+    home, traced = run_scripted_session(tmp_path_factory.mktemp("scripted"))
     yield from ((server, traced) for server in serve(home))
 
 
@@ -141,9 +118,25 @@ def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
     # The apply_patch call and its output are on step 1; the new file reaches step 2's world state.
     assert [call["name"] for call in steps[0]["tool_calls"]] == ["apply_patch"]
     assert steps[0]["tool_calls"][0]["output"]
-    status, world = server.get(f"/api/sessions/{session_id}/steps/{steps[1]['step_id']}/world_state")
+    status, world = server.get(
+        f"/api/sessions/{session_id}/steps/{steps[1]['step_id']}/world_state"
+    )
     assert status == 200
-    assert [row for row in world["diff"] if row["path"][0] == "workspace"] != []
+    assert [(row["op"], row["path"]) for row in world["diff"]] == [
+        ("change", ["workspace", "count"]),
+        ("change", ["workspace", "digest"]),
+        ("add", ["workspace", "files", "hello.txt"]),
+    ]
+    assert world["world_state"]["workspace"]["files"] == {"hello.txt": 1}
+    assert steps[1]["world_state_change"] == [
+        {"line": 13, "cause": "patch", "sections": ["workspace"]}
+    ]
+    assert steps[1]["items"][0] == {
+        "line": 12,
+        "kind": "message",
+        "role": "user",
+        "text": "<workspace_files>\nAdded files:\nhello.txt\n</workspace_files>",
+    }
     assert server.get("/api/sessions/nope")[0] == 404
     assert server.get(f"/api/sessions/{session_id}/steps/o1/request")[0] == 404
 

@@ -25,7 +25,7 @@ def ui_command(
     port: Annotated[int, typer.Option("--port", help="Port (0: any free port).")] = 0,
     home: Annotated[
         Path | None,
-        typer.Option("--home", help="Sessions home to inspect (default $MINI_CODEX_HOME).")
+        typer.Option("--home", help="Sessions home to inspect (default $MINI_CODEX_HOME)."),
     ] = None,
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the page in the default browser.")

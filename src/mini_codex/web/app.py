@@ -105,7 +105,7 @@ async def _follow(path: Path, request: Request) -> AsyncIterator[bytes]:
     yield b"retry: 1000\n\n"
     while not await request.is_disconnected():
         try:
-            size = path.stat().st_size
+            size = (await anyio.Path(path).stat()).st_size
         except OSError:
             size = -1
         if size != last:

@@ -1,4 +1,4 @@
-"""The inspector's data: sessions of a home, one session's timeline, a step's world state and request.
+"""The inspector's data: sessions, a session's timeline, a step's world state and request.
 
 What belongs here: the JSON documents the API serves and the HTML export embeds, built from the
 session index (``rollout.index``, its public API only) and the rollout files (read-only, through
@@ -88,8 +88,7 @@ class Inspector:
 
     def step_world_state(self, session_id: str, step_id: str) -> dict[str, Any]:
         path = self.path_of(session_id)
-        loaded, step = self._step(path, step_id)
-        return world_state_document(step)
+        return world_state_document(self._step(path, step_id)[1])
 
     def step_request(self, session_id: str, step_id: str) -> dict[str, Any]:
         path = self.path_of(session_id)

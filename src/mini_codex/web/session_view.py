@@ -301,6 +301,9 @@ class _Builder:
             self.replay.user_input()
         row = _item_row(item, ref)
         is_output = isinstance(item, FunctionCallOutput | CustomToolCallOutput)
+        if isinstance(item, Message) and item.role != "assistant" and not boundary:
+            # A world-state message after model output is written for the next request.
+            self.before_request(index, ref)
         if isinstance(item, _MODEL_OUTPUT) or (
             isinstance(item, Message) and item.role == "assistant"
         ):
@@ -321,7 +324,7 @@ class _Builder:
             self.calls[item.call_id] = call
             if step is not None:
                 step.tool_calls.append(call)
-        elif is_output:
+        elif isinstance(item, FunctionCallOutput | CustomToolCallOutput):
             found = self.calls.get(item.call_id)
             if found is not None:
                 found["output"] = row.get("text", "")
@@ -358,9 +361,8 @@ class _Builder:
                 self.replay.user_input()
             case _:
                 if event.type in _SHOWN_EVENTS:
-                    self.place(
-                        {"line": ref.line, "kind": "event", "type": event.type, "text": _short(event)}
-                    )
+                    row = {"line": ref.line, "kind": "event", "type": event.type}
+                    self.place({**row, "text": _short(event)})
 
     def world_state_change(self, change: BaselineChange, ref: LineRef) -> None:
         record: dict[str, Any] = {
