@@ -86,13 +86,21 @@ def install(home: Path, source: Path, name: str | None = None) -> Path:
 
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the script\n*** End Patch\n"
 SCRIPT = [
-    {"output": [{"type": "function_call", "name": "apply_patch", "arguments": {"input": PATCH}}]},
+    {
+        "output": [{"type": "function_call", "name": "apply_patch", "arguments": {"input": PATCH}}],
+        "usage": {"input_tokens": 1200, "output_tokens": 40},
+    },
     {
         "output": [
             {"type": "function_call", "name": "shell", "arguments": {"command": "cat hello.txt"}}
-        ]
+        ],
+        "usage": {"input_tokens": 1350, "output_tokens": 25},
     },
-    {"output": [{"type": "message", "content": "hello.txt says hello."}], "end_turn": True},
+    {
+        "output": [{"type": "message", "content": "hello.txt says hello."}],
+        "end_turn": True,
+        "usage": {"input_tokens": 1420, "output_tokens": 12},
+    },
 ]
 """Three steps: a patch that adds a file, a shell call that reads it, the answer."""
 

@@ -64,7 +64,7 @@ def _normalized(result: object) -> list:  # type: ignore[type-arg]
 
 def test_rollbacks_and_compactions_are_reported() -> None:
     rollback = load_file_view(FIXTURES / "features" / "rollback.jsonl").view.to_json()
-    assert rollback["rollbacks"] == [{"line": 22, "num_turns": 2, "turns": [2, 3]}]
+    assert rollback["rollbacks"] == [{"line": 22, "offset": 3485, "num_turns": 2, "turns": [2, 3]}]
     assert [turn["rolled_back_at"] for turn in rollback["turns"]] == [None, 22, 22, None]
     checkpoint = load_file_view(FIXTURES / "features" / "checkpoint.jsonl").view.to_json()
     assert [c["line"] for c in checkpoint["checkpoints"]] == [9]
@@ -116,6 +116,7 @@ def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
         assert orjson.dumps(request["tools"]) == orjson.dumps(trace["tools"])
         assert request["tools_source"] == "rebuilt"
     # The apply_patch call and its output are on step 1; the new file reaches step 2's world state.
+    assert [step["token_usage"]["total_tokens"] for step in steps] == [1240, 1375, 1432]
     assert [call["name"] for call in steps[0]["tool_calls"]] == ["apply_patch"]
     assert steps[0]["tool_calls"][0]["output"]
     status, world = server.get(
@@ -129,10 +130,10 @@ def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
     ]
     assert world["world_state"]["workspace"]["files"] == {"hello.txt": 1}
     assert steps[1]["world_state_change"] == [
-        {"line": 13, "cause": "patch", "sections": ["workspace"]}
+        {"line": 14, "cause": "patch", "sections": ["workspace"]}
     ]
     assert steps[1]["items"][0] == {
-        "line": 12,
+        "line": 13,
         "kind": "message",
         "role": "user",
         "text": "<workspace_files>\nAdded files:\nhello.txt\n</workspace_files>",

@@ -346,7 +346,12 @@ class _Builder:
                 segments = self.replay.roll_back(ref.line or 0, event.num_turns)
                 dropped = [turn.number for turn in self.view.turns if turn.segment in segments]
                 self.view.rollbacks.append(
-                    {"line": ref.line, "num_turns": event.num_turns, "turns": dropped}
+                    {
+                        "line": ref.line,
+                        "offset": ref.offset,
+                        "num_turns": event.num_turns,
+                        "turns": dropped,
+                    }
                 )
             case TokenCount():
                 info = event.info or {}

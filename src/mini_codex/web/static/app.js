@@ -120,10 +120,26 @@ function stepLabel(step) {
   const usage = step.token_usage ? `${step.token_usage.total_tokens ?? "?"} tok` : "";
   const duration = step.duration_ms != null ? `${step.duration_ms} ms` : "";
   const calls = step.tool_calls.map((c) => c.name).join(", ");
-  const ws = step.world_state_change.length
-    ? `<span class="badge ws">ws: ${esc(step.world_state_change.map((c) => c.sections.join(",") || c.cause).join(" "))}</span>` : "";
+  const ws = step.world_state_change.length ? `<span class="badge ws">${esc(changeSummary(step.world_state_change))}</span>` : "";
   return `<div>step ${step.sequence}${ws}${calls ? `<span class="badge">${esc(calls)}</span>` : ""}</div>
     <div class="meta">${step.line ? "L" + step.line : "@" + step.offset} · ${esc(step.model || "")} ${usage ? "· " + usage : ""} ${duration ? "· " + duration : ""}</div>`;
+}
+
+function changeSummary(changes) {
+  return "ws: " + changes.map((c) => {
+    if (c.cause === "full") return `full (${c.sections.length} sections)`;
+    if (c.cause === "compacted") return "reset";
+    const names = c.sections.slice(0, 3).join(", ") + (c.sections.length > 3 ? ", …" : "");
+    return c.cause === "ignored_patch" ? `ignored patch: ${names}` : names;
+  }).join("; ");
+}
+
+function markersOf(s) {
+  const out = [];
+  for (const c of s.compactions) out.push([c.offset, "compaction", `compacted${c.line ? " L" + c.line : ""} · history ${c.history_items ?? "legacy"} items${c.summary ? " · " + short(c.summary, 80) : ""}`]);
+  for (const c of s.checkpoints) out.push([c.offset, "checkpoint", `checkpoint${c.line ? " L" + c.line : ""} · history ${c.history_items} items`]);
+  for (const r of s.rollbacks) out.push([r.offset, "rollback", `rollback${r.line ? " L" + r.line : ""} · ${r.num_turns} user turn(s) dropped: ${r.turns.join(", ")}`]);
+  return out.sort((a, b) => a[0] - b[0]);
 }
 
 function renderTimeline() {
@@ -136,9 +152,15 @@ function renderTimeline() {
     button.addEventListener("click", async () => { state.before = s.page.start; await loadSession(); });
     nav.appendChild(el("div", { class: "pager" })).appendChild(button);
   }
-  const markers = new Map();
-  for (const c of s.compactions) markers.set(c.offset, `compacted${c.line ? " L" + c.line : ""}: history ${c.history_items ?? "legacy"} items`);
+  const markers = markersOf(s);
+  const flush = (limit) => {
+    while (markers.length && markers[0][0] < limit) {
+      const [, kind, text] = markers.shift();
+      nav.appendChild(el("div", { class: `marker ${kind}` }, esc(text)));
+    }
+  };
   for (const turn of s.turns) {
+    flush(turn.offset);
     const box = el("div", { class: "turn" + (turn.rolled_back_at ? " rolled-back" : ""), "data-turn": turn.number });
     const rolled = turn.rolled_back_at ? ` · rolled back at L${turn.rolled_back_at}` : "";
     box.appendChild(el("h3", {}, `turn ${turn.number} <span class="muted">${esc(turn.turn_id || "")} · ${turn.status}${rolled}</span>`));
@@ -151,14 +173,14 @@ function renderTimeline() {
     }
     nav.appendChild(box);
   }
-  for (const text of markers.values()) nav.appendChild(el("div", { class: "marker" }, esc(text)));
+  flush(Infinity);
   if (!s.turns.length) nav.innerHTML += `<p class="muted pager">no turns in this part of the file</p>`;
 }
 
 function renderChart() {
   const points = state.session.tokens || [];
   const box = $("#chart");
-  if (!points.length) { box.innerHTML = `<span class="muted">no steps</span>`; return; }
+  if (!points.some((p) => p.total_tokens)) { box.innerHTML = `<span class="muted">no token usage recorded in this part of the session</span>`; return; }
   const width = Math.max(box.clientWidth - 10, 300), height = 70;
   const max = Math.max(1, ...points.map((p) => p.total_tokens || 0));
   const w = width / points.length;
@@ -205,7 +227,7 @@ async function showStep(stepId) {
     <div class="muted">model ${esc(step.model || "?")} · ${step.token_usage ? esc(JSON.stringify(step.token_usage)) : "no token usage recorded"} · ${step.duration_ms ?? "?"} ms</div>
     <h4>World-state diff vs the previous step</h4><div id="ws-diff">${renderDiff(ws.diff)}</div>
     <h4>Tool calls</h4><div id="tool-calls">${step.tool_calls.map(renderCall).join("") || '<span class="muted">none</span>'}</div>
-    <h4>Model output</h4><div id="items">${step.items.filter((i) => !["function_call", "custom_tool_call", "function_call_output", "custom_tool_call_output"].includes(i.kind)).map(renderRow).join("")}</div>
+    <h4>Items and events</h4><div id="items">${step.items.filter((i) => !["function_call", "custom_tool_call", "function_call_output", "custom_tool_call_output"].includes(i.kind)).map(renderRow).join("")}</div>
     <h4>Request (${request.input.length} input items · tools ${request.tools ? request.tools.length : esc(request.tools_source)})</h4>
     <details id="request"><summary>input the model saw</summary>${request.input.map(renderInput).join("")}</details>
     <details><summary>tools</summary><pre>${esc(request.tools ? JSON.stringify(request.tools, null, 2) : "not recorded in this rollout")}</pre></details>
