@@ -158,3 +158,34 @@ def test_a_non_loopback_bind_refuses_requests_without_the_token(tmp_path: Path) 
         assert server.get("/api/sessions", token="wrong")[0] == 401
         status, sessions = server.get("/api/sessions", token=token)
         assert (status, len(sessions)) == (200, 1)
+
+
+@pytest.mark.parametrize("name", ["checkpoint.jsonl", "compaction_window.jsonl"])
+def test_a_large_file_is_read_in_windows_that_start_at_a_checkpoint(name: str) -> None:
+    path = FIXTURES / "features" / name
+    data = path.read_bytes()
+    starts = [0, *[index + 1 for index, byte in enumerate(data) if byte == ord("\n")][:-1]]
+    marker = next(
+        start for start in reversed(starts) if b'"type":"compacted"' in data[start : start + 80]
+    )
+    whole = load_file_view(path)
+    newest = load_file_view(path, whole_limit=0)
+    older = load_file_view(path, before=newest.window.start, whole_limit=0)
+    assert (newest.window.start, newest.window.previous, newest.window.end) == (
+        marker,
+        0,
+        len(data),
+    )
+    assert (older.window.start, older.window.previous, older.window.end) == (0, None, marker)
+    assert newest.view.meta == whole.view.meta
+    all_steps = list(whole.view.steps.values())
+    for part, keep in ((newest, lambda o: o >= marker), (older, lambda o: o < marker)):
+        expected = [step for step in all_steps if keep(step.ref.offset)]
+        steps = list(part.view.steps.values())
+        assert [step.step_id for step in steps] == [step.step_id for step in expected]
+        assert steps
+        for step, reference in zip(steps, expected, strict=True):
+            assert step.world_state == reference.world_state
+            assert request_document(part, step) == request_document(whole, reference)
+            at = load_file_view(path, at=step.ref.offset, whole_limit=0)
+            assert at.window.start == part.window.start

@@ -198,3 +198,19 @@ def test_the_html_export_opens_offline_from_disk(page: Page, tmp_path: Path) -> 
     expect(page.locator("#request")).to_contain_text("run true 20 times")
     shot(page, "06-export")
     assert requests == [out.as_uri()]
+
+
+def test_a_large_file_opens_at_its_newest_window_and_pages_back(page: Page, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    install(home, FIXTURES / "features" / "checkpoint.jsonl")
+    for server in serve(home, "--whole-file-bytes", "0"):
+        page.goto(server.url + "#/s/01900000-0000-7000-8000-0000000000f1")
+        expect(page.locator(".turn")).to_have_count(1)
+        expect(page.locator(".turn")).to_contain_text("turn-2")
+        page.locator("#earlier").click()
+        expect(page.locator(".turn")).to_contain_text("turn-1")
+        expect(page.locator(".marker.checkpoint")).to_have_count(0)
+        expect(page.locator("#earlier")).to_have_count(0)
+        page.locator(".step").first.click()
+        expect(page.locator("#ws-diff")).to_contain_text("env")
+        shot(page, "07-paged")

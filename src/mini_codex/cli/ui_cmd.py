@@ -30,6 +30,14 @@ def ui_command(
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the page in the default browser.")
     ] = False,
+    whole_file_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--whole-file-bytes",
+            hidden=True,
+            help="Read files up to this size whole, larger ones in checkpoint windows.",
+        ),
+    ] = None,
 ) -> None:
     """Inspect sessions in the browser: what the model saw at every step."""
     import socket
@@ -60,7 +68,11 @@ def ui_command(
     url = f"http://{shown}:{bound_port}/" + (f"?token={token}" if token else "")
     sys.stdout.write(url + "\n")
     sys.stdout.flush()
-    app = create_app(Inspector(target, index_path_for(target, own_home)), token)
+    from mini_codex.web.source import WHOLE_FILE_BYTES
+
+    limit = WHOLE_FILE_BYTES if whole_file_bytes is None else whole_file_bytes
+    inspector = Inspector(target, index_path_for(target, own_home), whole_limit=limit)
+    app = create_app(inspector, token)
     if open_browser:
         webbrowser.open(url)
     config = uvicorn.Config(app, log_level="warning", lifespan="off")

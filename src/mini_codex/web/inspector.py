@@ -13,11 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from mini_codex.errors import MiniCodexError
+from mini_codex.protocol import SessionMetaLine
 from mini_codex.rollout.index import SessionIndex, SessionInfo
 from mini_codex.web.diff import diff_states
 from mini_codex.web.request import build_request
 from mini_codex.web.session_view import SessionView, StepView, build_view
-from mini_codex.web.source import Window, read_window, read_window_at
+from mini_codex.web.source import (
+    WHOLE_FILE_BYTES,
+    Window,
+    read_first_line,
+    read_window,
+    read_window_at,
+)
 
 __all__ = ["Inspector", "NotFound", "load_file_view"]
 
@@ -32,19 +39,37 @@ class Loaded:
     view: SessionView
 
 
-def load_file_view(path: Path, before: int | None = None, at: int | None = None) -> Loaded:
-    window = read_window_at(path, at) if at is not None else read_window(path, before)
-    view = build_view(window.lines, window.refs)
+def load_file_view(
+    path: Path,
+    before: int | None = None,
+    at: int | None = None,
+    *,
+    whole_limit: int = WHOLE_FILE_BYTES,
+) -> Loaded:
+    """The window ending at ``before`` (default: the newest), or the one holding offset ``at``."""
+    if at is not None:
+        window = read_window_at(path, at, whole_limit=whole_limit)
+    else:
+        window = read_window(path, before, whole_limit=whole_limit)
+    view = build_view(window.lines, window.refs, continued=window.start > 0)
     view.warnings[:0] = list(window.warnings)
+    if view.meta is None and window.start > 0:
+        first = read_first_line(path)
+        if isinstance(first, SessionMetaLine):
+            view.meta = first.payload.to_json()
     return Loaded(window, view)
 
 
 class Inspector:
     """Read-only access to the sessions under ``home`` (the index lives at ``db_path``)."""
 
-    def __init__(self, home: Path, db_path: Path | None = None) -> None:
+    def __init__(
+        self, home: Path, db_path: Path | None = None, *, whole_limit: int = WHOLE_FILE_BYTES
+    ) -> None:
         self.home = home
         self.db_path = db_path
+        self.whole_limit = whole_limit
+        """Files up to this many bytes are read whole; larger ones in checkpoint windows."""
         self._lock = threading.Lock()
         self._cache: dict[tuple[Any, ...], Loaded] = {}
 
@@ -75,7 +100,7 @@ class Inspector:
             cached = self._cache.get(key)
         if cached is not None:
             return cached
-        loaded = load_file_view(path, before, at)
+        loaded = load_file_view(path, before, at, whole_limit=self.whole_limit)
         with self._lock:
             if len(self._cache) > 16:
                 self._cache.clear()

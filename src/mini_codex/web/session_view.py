@@ -163,14 +163,23 @@ def build_view(
     refs: Sequence[LineRef],
     *,
     initial_world_state: JsonObject | None = None,
+    continued: bool = False,
 ) -> SessionView:
-    """Group decoded lines (each with its :class:`LineRef`) into turns and steps."""
+    """Group decoded lines (each with its :class:`LineRef`) into turns and steps.
+
+    ``continued``: the lines are a window from the middle of a file. When the window starts
+    inside a turn (its first turn frame is an end), an unnamed turn is open from its first line,
+    one that already made a model request (so the next ``world_state`` opens a step).
+    """
     by_user_input = not any(
         isinstance(line, EventMsgLine) and isinstance(line.payload, TaskStarted) for line in lines
     )
     builder = _Builder(by_user_input)
     if initial_world_state is not None:
         builder.replay.world_state(0, True, initial_world_state)
+    if continued and refs and _starts_inside_turn(lines):
+        builder.open_turn(refs[0], None)
+        builder.continued = True
     for index, (line, ref) in enumerate(zip(lines, refs, strict=True)):
         builder.feed(index, line, ref)
     builder.finish(len(lines))
@@ -186,6 +195,8 @@ class _Builder:
         self.model: str | None = None
         self.calls: dict[str, dict[str, Any]] = {}
         self.last_step: StepView | None = None
+        self.continued = False
+        """The open turn began before the window (it already made a request)."""
         self.pending_changes: list[dict[str, Any]] = []
         """World-state changes since the last request (they belong to the next step)."""
 
@@ -200,6 +211,7 @@ class _Builder:
 
     def end_turn(self) -> None:
         self.turn = None
+        self.continued = False
         self.replay.close_segment()
 
     def new_step(self, index: int, ref: LineRef) -> StepView | None:
@@ -240,6 +252,7 @@ class _Builder:
             return
         step.requested = True
         step.request_index = index
+        step.model = self.model
         step.world_state = self.replay.baseline
         if self.last_step is not None:
             step.previous_world_state = self.last_step.world_state
@@ -248,7 +261,7 @@ class _Builder:
 
     def before_request(self, index: int, ref: LineRef) -> None:
         step = self.current_step()
-        if step is not None and step.has_output:
+        if (step is not None and step.has_output) or (step is None and self.continued):
             self.new_step(index, ref)
 
     def place(self, row: dict[str, Any]) -> None:
@@ -300,7 +313,6 @@ class _Builder:
         if boundary:
             self.replay.user_input()
         row = _item_row(item, ref)
-        is_output = isinstance(item, FunctionCallOutput | CustomToolCallOutput)
         if isinstance(item, Message) and item.role != "assistant" and not boundary:
             # A world-state message after model output is written for the next request.
             self.before_request(index, ref)
@@ -410,6 +422,16 @@ class _Builder:
             for each in turn.steps:
                 if not each.requested:
                     self.close_request(each, end)
+
+
+def _starts_inside_turn(lines: Sequence[RolloutLine]) -> bool:
+    for line in lines:
+        if isinstance(line, EventMsgLine):
+            if isinstance(line.payload, TaskStarted):
+                return False
+            if isinstance(line.payload, TaskComplete | TurnAborted):
+                return True
+    return False
 
 
 def _item_row(item: ResponseItem, ref: LineRef) -> dict[str, Any]:

@@ -50,13 +50,16 @@ class Window:
     whole: bool
 
 
-def read_window(path: Path, before: int | None = None, *, whole: bool | None = None) -> Window:
-    """The window ending at ``before`` (default: the end of the file, i.e. the newest window)."""
+def read_window(
+    path: Path, before: int | None = None, *, whole_limit: int = WHOLE_FILE_BYTES
+) -> Window:
+    """The window ending at ``before`` (default: the end of the file, i.e. the newest window).
+
+    A file of at most ``whole_limit`` bytes is one window (read whole)."""
     if path.name.endswith(ZSTD_SUFFIX):
         return _read_compressed(path)
     size = path.stat().st_size
-    read_whole = whole if whole is not None else size <= WHOLE_FILE_BYTES
-    if read_whole:
+    if size <= whole_limit:
         return _decode(path, 0, size, None, size, numbered=True)
     end = size if before is None else min(before, size)
     start = _compaction_before(path, end)
@@ -64,17 +67,24 @@ def read_window(path: Path, before: int | None = None, *, whole: bool | None = N
     return _decode(path, start, end, previous, size, numbered=start == 0)
 
 
-def read_window_at(path: Path, offset: int) -> Window:
+def read_window_at(path: Path, offset: int, *, whole_limit: int = WHOLE_FILE_BYTES) -> Window:
     """The window holding the line at byte ``offset``."""
     if path.name.endswith(ZSTD_SUFFIX):
         return _read_compressed(path)
     size = path.stat().st_size
-    if size <= WHOLE_FILE_BYTES:
+    if size <= whole_limit:
         return _decode(path, 0, size, None, size, numbered=True)
     start = _compaction_before(path, offset + 1)
     end = _compaction_after(path, start, size)
     previous = _compaction_before(path, start) if start > 0 else None
     return _decode(path, start, end, previous, size, numbered=start == 0)
+
+
+def read_first_line(path: Path) -> RolloutLine | None:
+    """The file's first line, decoded (the ``session_meta`` of a window read from the middle)."""
+    with path.open("rb") as handle:
+        first = handle.readline(_BLOCK * 64)
+    return decode_raw(first, ReadStats()) if first.strip() else None
 
 
 def read_from(path: Path, start: int) -> tuple[list[tuple[int, bytes]], int]:
