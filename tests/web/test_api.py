@@ -185,6 +185,7 @@ def test_a_large_file_is_read_in_windows_that_start_at_a_checkpoint(name: str) -
         assert [step.step_id for step in steps] == [step.step_id for step in expected]
         assert steps
         for step, reference in zip(steps, expected, strict=True):
+            assert step.ref == reference.ref  # the same line numbers as a whole-file read
             assert step.world_state == reference.world_state
             assert request_document(part, step) == request_document(whole, reference)
             at = load_file_view(path, at=step.ref.offset, whole_limit=0)

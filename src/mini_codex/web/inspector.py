@@ -15,6 +15,7 @@ from typing import Any
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol import SessionMetaLine
 from mini_codex.rollout.index import SessionIndex, SessionInfo
+from mini_codex.rollout.paths import ROLLOUT_SUFFIXES, parse_rollout_filename
 from mini_codex.web.diff import diff_states
 from mini_codex.web.request import build_request
 from mini_codex.web.session_view import SessionView, StepView, build_view
@@ -82,14 +83,19 @@ class Inspector:
         return [_session_json(info) for info in infos]
 
     def path_of(self, session_id: str) -> Path:
+        """The rollout of ``session_id``: from the index, else from a file named after it
+        (without indexing: opening a session must not wait for the index to read big files),
+        else from a refreshed index."""
         with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
-            found = [info for info in index.find(session_id) if info.id == session_id]
-            if not found:
+            found = [info.path for info in index.find(session_id) if info.id == session_id]
+        found = [path for path in found if path.is_file()] or _named(self.home, session_id)
+        if not found:
+            with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
                 index.refresh()
-                found = [info for info in index.find(session_id) if info.id == session_id]
+                found = [info.path for info in index.find(session_id) if info.id == session_id]
         if not found:
             raise NotFound(f"no session {session_id}")
-        return found[0].path
+        return found[0]
 
     # --- one session -----------------------------------------------------------------------------
 
@@ -128,6 +134,19 @@ class Inspector:
         if step is None:
             raise NotFound(f"no step {step_id}")
         return loaded, step
+
+
+def _named(home: Path, session_id: str) -> list[Path]:
+    sessions = home / "sessions"
+    if not sessions.is_dir():
+        return []
+    return [
+        path
+        for suffix in ROLLOUT_SUFFIXES
+        for path in sessions.rglob(f"rollout-*-{session_id}{suffix}")
+        if (parsed := parse_rollout_filename(path.name)) is not None
+        and parsed.thread_id == session_id
+    ]
 
 
 def session_document(session_id: str, path: Path, loaded: Loaded) -> dict[str, Any]:

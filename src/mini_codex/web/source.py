@@ -26,8 +26,10 @@ from mini_codex.web.session_view import LineRef
 
 __all__ = ["WHOLE_FILE_BYTES", "Window", "read_window"]
 
-WHOLE_FILE_BYTES = 32 * 1024 * 1024
+WHOLE_FILE_BYTES = 4 * 1024 * 1024
 """Files up to this size are read whole; larger ones in checkpoint windows."""
+NUMBERED_PREFIX_BYTES = 64 * 1024 * 1024
+"""A window starting this far into a file or less gets line numbers (newlines are counted)."""
 _BLOCK = 1 << 20
 _COMPACTED = b'"type":"compacted"'
 
@@ -60,11 +62,11 @@ def read_window(
         return _read_compressed(path)
     size = path.stat().st_size
     if size <= whole_limit:
-        return _decode(path, 0, size, None, size, numbered=True)
+        return _decode(path, 0, size, None, size, first_line=1)
     end = size if before is None else min(before, size)
     start = _compaction_before(path, end)
     previous = _compaction_before(path, start) if start > 0 else None
-    return _decode(path, start, end, previous, size, numbered=start == 0)
+    return _decode(path, start, end, previous, size, first_line=_line_at(path, start))
 
 
 def read_window_at(path: Path, offset: int, *, whole_limit: int = WHOLE_FILE_BYTES) -> Window:
@@ -73,11 +75,11 @@ def read_window_at(path: Path, offset: int, *, whole_limit: int = WHOLE_FILE_BYT
         return _read_compressed(path)
     size = path.stat().st_size
     if size <= whole_limit:
-        return _decode(path, 0, size, None, size, numbered=True)
+        return _decode(path, 0, size, None, size, first_line=1)
     start = _compaction_before(path, offset + 1)
     end = _compaction_after(path, start, size)
     previous = _compaction_before(path, start) if start > 0 else None
-    return _decode(path, start, end, previous, size, numbered=start == 0)
+    return _decode(path, start, end, previous, size, first_line=_line_at(path, start))
 
 
 def read_first_line(path: Path) -> RolloutLine | None:
@@ -111,8 +113,24 @@ def decode_raw(raw: bytes, stats: ReadStats) -> RolloutLine | None:
     return decode_line(obj, stats)
 
 
+def _line_at(path: Path, offset: int) -> int | None:
+    """The 1-based number of the line starting at ``offset`` (None: too far in to count)."""
+    if offset > NUMBERED_PREFIX_BYTES:
+        return None
+    count = 0
+    with path.open("rb") as handle:
+        remaining = offset
+        while remaining > 0:
+            block = handle.read(min(_BLOCK * 8, remaining))
+            if not block:
+                break
+            count += block.count(b"\n")
+            remaining -= len(block)
+    return count + 1
+
+
 def _decode(
-    path: Path, start: int, end: int, previous: int | None, size: int, *, numbered: bool
+    path: Path, start: int, end: int, previous: int | None, size: int, *, first_line: int | None
 ) -> Window:
     stats = ReadStats()
     warnings: list[str] = []
@@ -122,13 +140,12 @@ def _decode(
         handle.seek(start)
         data = handle.read(end - start)
     offset = start
-    number = 0
+    numbered = first_line is not None
+    number = (first_line or 1) - 1
     for raw in io.BytesIO(data).readlines():
         number += 1
         here = offset
         offset += len(raw)
-        if not raw.endswith(b"\n") and end == size:
-            pass  # a torn or still-growing last line: decoded if it parses
         if not raw.strip():
             continue
         label = f"line {number}" if numbered else f"offset {here}"
@@ -146,7 +163,15 @@ def _decode(
             raise RolloutError(f"empty session file: {path}")
         check_schema(first_session_meta(lines), path)
     return Window(
-        tuple(lines), tuple(refs), stats, tuple(warnings), start, offset, previous, size, numbered
+        tuple(lines),
+        tuple(refs),
+        stats,
+        tuple(warnings),
+        start,
+        offset,
+        previous,
+        size,
+        start == 0 and offset >= size,
     )
 
 
