@@ -224,7 +224,7 @@ async function showStep(stepId) {
     return;
   }
   panel.innerHTML = `<h2>turn ${turn.number} · step ${step.sequence} <span class="muted mono">${esc(step.step_id)}</span></h2>
-    <div class="muted">model ${esc(step.model || "?")} · ${step.token_usage ? esc(JSON.stringify(step.token_usage)) : "no token usage recorded"} · ${step.duration_ms ?? "?"} ms</div>
+    <div class="muted">model ${esc(step.model || "?")} · ${esc(usageText(step.token_usage))} · ${step.duration_ms ?? "?"} ms · ${step.line ? "line " + step.line : "offset " + step.offset}</div>
     <h4>World-state diff vs the previous step</h4><div id="ws-diff">${renderDiff(ws.diff)}</div>
     <h4>Tool calls</h4><div id="tool-calls">${step.tool_calls.map(renderCall).join("") || '<span class="muted">none</span>'}</div>
     <h4>Items and events</h4><div id="items">${step.items.filter((i) => !["function_call", "custom_tool_call", "function_call_output", "custom_tool_call_output"].includes(i.kind)).map(renderRow).join("")}</div>
@@ -232,6 +232,12 @@ async function showStep(stepId) {
     <details id="request"><summary>input the model saw</summary>${request.input.map(renderInput).join("")}</details>
     <details><summary>tools</summary><pre>${esc(request.tools ? JSON.stringify(request.tools, null, 2) : "not recorded in this rollout")}</pre></details>
     <h4>World state at this step</h4><div id="ws-browser">${renderSections(ws.world_state)}</div>`;
+}
+
+function usageText(usage) {
+  if (!usage) return "no token usage recorded";
+  const cached = usage.cached_input_tokens ? ` (${usage.cached_input_tokens} cached)` : "";
+  return `tokens: in ${usage.input_tokens ?? "?"}${cached} · out ${usage.output_tokens ?? "?"} · total ${usage.total_tokens ?? "?"}`;
 }
 
 function renderDiff(rows) {
@@ -264,8 +270,11 @@ function renderCall(call) {
 }
 
 function renderRow(row) {
-  const role = row.role || (row.kind === "reasoning" ? "reasoning" : row.kind);
-  return `<div class="item ${esc(role)}"><span class="muted">${row.line ? "L" + row.line : ""} ${esc(role)}</span> ${esc(short(row.text || row.type || "", 600))}</div>`;
+  const role = row.role || (row.kind === "event" ? row.type : row.kind);
+  let text = row.text || "";
+  if (row.kind === "world_state") text = `${row.cause}: ${row.sections.join(", ")}`;
+  if (row.kind === "turn_context") text = `model ${row.model || "?"}`;
+  return `<div class="item ${esc(role)}"><span class="muted">${row.line ? "L" + row.line : ""} ${esc(role)}</span> ${esc(short(text, 600))}</div>`;
 }
 
 function renderInput(item) {
