@@ -10,13 +10,17 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
 from inspector_server import FIXTURES, Server, install, run_scripted_session, serve
+from typer.testing import CliRunner
 
+from mini_codex.cli.main import app
 from mini_codex.rollout.replay import reconstruct
 from mini_codex.web.auth import needs_token
 from mini_codex.web.diff import diff_states
@@ -190,3 +194,34 @@ def test_a_large_file_is_read_in_windows_that_start_at_a_checkpoint(name: str) -
             assert request_document(part, step) == request_document(whole, reference)
             at = load_file_view(path, at=step.ref.offset, whole_limit=0)
             assert at.window.start == part.window.start
+
+
+def test_sessions_name_their_model_and_a_foreign_host_header_is_refused(
+    scripted: tuple[Server, list[dict]],  # type: ignore[type-arg]
+) -> None:
+    server, _ = scripted
+    status, sessions = server.get("/api/sessions")
+    assert (status, [s["model"] for s in sessions]) == (200, ["scripted"])
+    # A page that rebinds its DNS name to 127.0.0.1 still sends its own Host: refused.
+    host, port = server.url.removeprefix("http://").rstrip("/").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    connection.request("GET", "/api/sessions", headers={"Host": f"evil.example:{port}"})
+    response = connection.getresponse()
+    assert (response.status, json.loads(response.read())) == (
+        403,
+        {"error": "forbidden: not a loopback Host"},
+    )
+    connection.close()
+
+
+def test_bad_invocations_get_one_error_line(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    result = CliRunner().invoke(app, ["ui", "--home", str(missing)])
+    assert (result.exit_code, result.output) == (1, f"error: home directory not found: {missing}\n")
+    result = CliRunner().invoke(
+        app, ["rollout", "inspect", str(missing / "r.jsonl"), "--html", str(tmp_path / "o.html")]
+    )
+    assert result.exit_code == 1
+    assert result.output.startswith("error: ")
+    assert result.output.count("\n") == 1
+    assert not (tmp_path / "o.html").exists()

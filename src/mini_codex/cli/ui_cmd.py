@@ -75,6 +75,7 @@ def ui_command(
     app = create_app(inspector, token)
     if open_browser:
         webbrowser.open(url)
-    config = uvicorn.Config(app, log_level="warning", lifespan="off")
+    # Open event streams never end by themselves: do not wait long for them on Ctrl-C.
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     server.run(sockets=[sock])

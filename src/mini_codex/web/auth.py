@@ -1,6 +1,8 @@
 """Who may read: the loopback rule and the access token (pure decisions + one ASGI guard).
 
-Only the loopback *names* ``127.0.0.1``, ``::1`` and ``localhost`` are served without a token.
+Only the loopback *names* ``127.0.0.1``, ``::1`` and ``localhost`` are served without a token,
+and then only to requests whose ``Host`` header is one of them (a web page that rebinds its own
+DNS name to 127.0.0.1 gets 403).
 Any other bind address (``0.0.0.0``, a LAN address, even another ``127.x`` address) gets a random
 token printed with the URL; a request without it gets 401 and no data. The token is accepted as
 ``?token=…`` (the page then keeps it in a same-site cookie), as that cookie, or as
@@ -16,7 +18,7 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["COOKIE", "TokenGuard", "needs_token", "new_token"]
+__all__ = ["COOKIE", "TokenGuard", "loopback_host_header", "needs_token", "new_token"]
 
 COOKIE = "mini_codex_token"
 _LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "[::1]", "localhost"})
@@ -45,15 +47,24 @@ class TokenGuard:
         self.token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.token is None or scope["type"] not in ("http", "websocket"):
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {key.decode("latin-1").lower(): value for key, value in scope["headers"]}
+        if self.token is None:
+            # Tokenless means loopback: refuse other Host names (DNS rebinding of a web page).
+            if not loopback_host_header(headers.get("host", b"").decode("latin-1")):
+                await _refuse(send, 403, b"forbidden: not a loopback Host")
+                return
             await self.app(scope, receive, send)
             return
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         from_query = query.get("token", [None])[0]
-        headers = {key.decode("latin-1").lower(): value for key, value in scope["headers"]}
         presented = from_query or _bearer(headers) or _cookie(headers)
         if presented is None or not hmac.compare_digest(presented, self.token):
-            await _unauthorized(send)
+            await _refuse(
+                send, 401, b"unauthorized: this server needs its access token (?token=...)"
+            )
             return
         if from_query is None:
             await self.app(scope, receive, send)
@@ -86,12 +97,22 @@ def _cookie(headers: dict[str, bytes]) -> str | None:
     return morsel.value if morsel is not None else None
 
 
-async def _unauthorized(send: Send) -> None:
-    body = b'{"error": "unauthorized: this server needs its access token (?token=...)"}'
+def loopback_host_header(host: str) -> bool:
+    """Whether an HTTP ``Host`` header names a loopback host (any port)."""
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[: name.find("]") + 1]
+    elif ":" in name:
+        name = name.rsplit(":", 1)[0]
+    return name in _LOOPBACK_NAMES
+
+
+async def _refuse(send: Send, status: int, message: bytes) -> None:
+    body = b'{"error": "' + message + b'"}'
     await send(
         {
             "type": "http.response.start",
-            "status": 401,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),

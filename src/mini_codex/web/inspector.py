@@ -22,6 +22,7 @@ from mini_codex.web.session_view import SessionView, StepView, build_view
 from mini_codex.web.source import (
     WHOLE_FILE_BYTES,
     Window,
+    first_model,
     read_first_line,
     read_window,
     read_window_at,
@@ -73,6 +74,7 @@ class Inspector:
         """Files up to this many bytes are read whole; larger ones in checkpoint windows."""
         self._lock = threading.Lock()
         self._cache: dict[tuple[Any, ...], Loaded] = {}
+        self._models: dict[tuple[str, int, int], str | None] = {}
 
     # --- sessions --------------------------------------------------------------------------------
 
@@ -80,7 +82,17 @@ class Inspector:
         with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
             index.refresh()
             infos = index.list()
-        return [_session_json(info) for info in infos]
+        return [{**_session_json(info), "model": self._model_of(info)} for info in infos]
+
+    def _model_of(self, info: SessionInfo) -> str | None:
+        key = (str(info.path), info.size, info.mtime_ns)
+        with self._lock:
+            if key in self._models:
+                return self._models[key]
+        model = first_model(info.path) if info.error is None else None
+        with self._lock:
+            self._models[key] = model
+        return model
 
     def path_of(self, session_id: str) -> Path:
         """The rollout of ``session_id``: from the index, else from a file named after it

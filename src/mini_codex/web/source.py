@@ -15,11 +15,10 @@ the next window starts; its lines carry byte offsets but no line numbers. Compre
 from __future__ import annotations
 
 import io
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from mini_codex.protocol import RolloutLine
+from mini_codex.protocol import RolloutLine, TurnContextLine
 from mini_codex.rollout.reader import ZSTD_SUFFIX, check_schema, first_session_meta, iter_raw_lines
 from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
 from mini_codex.web.session_view import LineRef
@@ -89,19 +88,21 @@ def read_first_line(path: Path) -> RolloutLine | None:
     return decode_raw(first, ReadStats()) if first.strip() else None
 
 
-def read_from(path: Path, start: int) -> tuple[list[tuple[int, bytes]], int]:
-    """Complete lines from byte ``start`` on (with offsets), and the offset after the last one."""
-    with path.open("rb") as handle:
-        handle.seek(start)
-        data = handle.read()
-    cut = data.rfind(b"\n") + 1
-    out: list[tuple[int, bytes]] = []
-    offset = start
-    for raw in io.BytesIO(data[:cut]).readlines():
-        if raw.strip():
-            out.append((offset, raw))
-        offset += len(raw)
-    return out, start + cut
+def first_model(path: Path, limit: int = _BLOCK) -> str | None:
+    """The model of the first ``turn_context`` in the first ``limit`` bytes (the session list)."""
+    if path.name.endswith(ZSTD_SUFFIX):
+        return None
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(limit)
+    except OSError:
+        return None
+    for raw in head.splitlines():
+        if b'"turn_context"' in raw[:200]:
+            line = decode_raw(raw, ReadStats())
+            if isinstance(line, TurnContextLine) and line.payload.model:
+                return line.payload.model
+    return None
 
 
 def decode_raw(raw: bytes, stats: ReadStats) -> RolloutLine | None:
@@ -253,7 +254,3 @@ def _last_compacted_line(block: bytes, base: int, end: int) -> int | None:
             if b'"payload"' not in head:  # the envelope's own type, not a nested one
                 return base + line_start
         index = line_start
-
-
-def file_size(path: Path) -> int:
-    return os.stat(path).st_size
