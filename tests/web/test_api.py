@@ -225,3 +225,33 @@ def test_bad_invocations_get_one_error_line(tmp_path: Path) -> None:
     assert result.output.startswith("error: ")
     assert result.output.count("\n") == 1
     assert not (tmp_path / "o.html").exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        FIXTURES / "features" / "rollback.jsonl",
+        FIXTURES / "features" / "compaction_window.jsonl",
+        FIXTURES / "features" / "checkpoint.jsonl",
+        FIXTURES
+        / "codex"
+        / "codex-exec-0.169.0-2026-11-local-fake-server-exec-command-20-steps.jsonl",
+    ],
+    ids=lambda path: path.name,
+)
+def test_a_growing_file_shows_replayed_world_states_at_every_length(
+    path: Path, tmp_path: Path
+) -> None:
+    """A live file is read at any length (each prefix of lines): the law still holds."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    growing = tmp_path / path.name
+    seen: dict[str, object] = {}
+    for length in range(1, len(lines) + 1):
+        growing.write_bytes(b"".join(lines[:length]))
+        loaded = load_file_view(growing)
+        for step in loaded.view.steps.values():
+            expected = reconstruct(loaded.window.lines[: step.request_index]).world_state
+            assert step.world_state == expected
+            seen[step.step_id] = step.world_state
+    final = load_file_view(path).view.steps
+    assert sorted(seen) == sorted(final)

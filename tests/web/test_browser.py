@@ -7,6 +7,7 @@ the page is open. Screenshots go to ``test-artifacts/ui/`` (gitignored) for revi
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
@@ -214,3 +215,29 @@ def test_a_large_file_opens_at_its_newest_window_and_pages_back(page: Page, tmp_
         page.locator(".step").first.click()
         expect(page.locator("#ws-diff")).to_contain_text("env")
         shot(page, "07-paged")
+
+
+def test_the_token_chart_marks_compactions(page: Page, tmp_path: Path) -> None:
+    lines = (FIXTURES / "features" / "compaction_window.jsonl").read_bytes().splitlines()
+
+    def usage(total: int) -> bytes:
+        info = {"last_token_usage": {"input_tokens": total - 10, "output_tokens": 10}}
+        info["last_token_usage"]["total_tokens"] = total
+        payload = {"type": "token_count", "info": info}
+        line = {"timestamp": "2026-09-01T10:00:00.020Z", "type": "event_msg", "payload": payload}
+        return json.dumps(line, separators=(",", ":")).encode()
+
+    # After each assistant message (lines 7 and 12), the token count of its request.
+    grown = [*lines[:7], usage(900), *lines[7:12], usage(400), *lines[12:]]
+    home = tmp_path / "home"
+    install(home, FIXTURES / "features" / "compaction_window.jsonl").write_bytes(
+        b"\n".join(grown) + b"\n"
+    )
+    for server in serve(home):
+        page.goto(server.url + "#/s/01900000-0000-7000-8000-0000000000f1")
+        expect(page.locator("#token-chart rect.bar")).to_have_count(2)
+        expect(page.locator("#token-chart line.compaction")).to_have_count(1)
+        expect(page.locator(".marker.compaction")).to_contain_text("compacted L9")
+        page.locator("#token-chart rect.bar").nth(1).click()
+        expect(page.locator(".step.selected")).to_contain_text("400 tok")
+        shot(page, "08-compaction")

@@ -153,10 +153,10 @@ function renderTimeline() {
     nav.appendChild(el("div", { class: "pager" })).appendChild(button);
   }
   const markers = markersOf(s);
-  const flush = (limit) => {
+  const flush = (limit, container = nav) => {
     while (markers.length && markers[0][0] < limit) {
       const [, kind, text] = markers.shift();
-      nav.appendChild(el("div", { class: `marker ${kind}` }, esc(text)));
+      container.appendChild(el("div", { class: `marker ${kind}` }, esc(text)));
     }
   };
   for (const turn of s.turns) {
@@ -167,6 +167,7 @@ function renderTimeline() {
     const prompt = turn.items.find((i) => i.role === "user" && !String(i.text).startsWith("<"));
     if (prompt) box.appendChild(el("div", { class: "muted" }, esc(short(prompt.text, 120))));
     for (const step of turn.steps) {
+      flush(step.offset, box);
       const node = el("div", { class: "step" + (step.step_id === state.stepId ? " selected" : ""), "data-step-id": step.step_id }, stepLabel(step));
       node.addEventListener("click", () => { location.hash = `#/s/${encodeURIComponent(s.id)}/${step.step_id}`; });
       box.appendChild(node);
