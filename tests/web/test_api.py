@@ -118,6 +118,7 @@ def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
         assert status == 200
         assert orjson.dumps(request["input"]) == orjson.dumps(trace["input"])
         assert orjson.dumps(request["tools"]) == orjson.dumps(trace["tools"])
+        assert request["model"] == trace["model"]
         assert request["tools_source"] == "rebuilt"
     # The apply_patch call and its output are on step 1; the new file reaches step 2's world state.
     assert [step["token_usage"]["total_tokens"] for step in steps] == [1240, 1375, 1432]
@@ -255,3 +256,61 @@ def test_a_growing_file_shows_replayed_world_states_at_every_length(
             seen[step.step_id] = step.world_state
     final = load_file_view(path).view.steps
     assert sorted(seen) == sorted(final)
+
+
+def test_a_foreign_home_is_served_read_only(tmp_path: Path) -> None:
+    """``--home`` another home: its files are never written (the index lives in our home)."""
+    other = tmp_path / "codex-home"
+    installed = [
+        install(other, path)
+        for path in sorted((FIXTURES / "codex").glob("*.jsonl"))
+        if path.name.startswith("codex-exec-0.169")
+    ]
+    before = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in installed}
+    listing = sorted(p.relative_to(other) for p in other.rglob("*"))
+    (tmp_path / "own").mkdir()
+    own_env_home = tmp_path / "own"
+    for server in serve(own_env_home, "--home", str(other)):
+        status, sessions = server.get("/api/sessions")
+        assert (status, len(sessions)) == (200, 1)
+        session_id = sessions[0]["id"]
+        status, session = server.get(f"/api/sessions/{session_id}")
+        assert status == 200
+        for step in [s for turn in session["turns"] for s in turn["steps"]][:3]:
+            for what in ("world_state", "request"):
+                path = f"/api/sessions/{session_id}/steps/{step['step_id']}/{what}"
+                assert server.get(path)[0] == 200
+    assert sorted(p.relative_to(other) for p in other.rglob("*")) == listing
+    assert {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in installed} == before
+    assert list((own_env_home / "indexes").glob("*.sqlite")) != []
+
+
+def test_the_event_stream_reports_growth(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    target = install(home, FIXTURES / "minimal" / "single_turn.jsonl")
+    text = target.read_bytes()
+    lines = text.splitlines(keepends=True)
+    target.write_bytes(b"".join(lines[:-2]))
+    for server in serve(home):
+        session_id = server.get("/api/sessions")[1][0]["id"]
+        host, port = server.url.removeprefix("http://").rstrip("/").split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        connection.request("GET", f"/api/sessions/{session_id}/events")
+        response = connection.getresponse()
+        assert (response.status, response.getheader("content-type")) == (
+            200,
+            "text/event-stream; charset=utf-8",
+        )
+
+        assert _next_event(response) == {"size": len(b"".join(lines[:-2]))}
+        with target.open("ab") as handle:
+            handle.write(b"".join(lines[-2:]))
+        assert _next_event(response) == {"size": len(text)}
+        connection.close()
+
+
+def _next_event(response: http.client.HTTPResponse) -> object:
+    while True:
+        line = response.readline().decode()
+        if line.startswith("data: "):
+            return json.loads(line[6:])
