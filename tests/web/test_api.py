@@ -69,7 +69,12 @@ def _normalized(result: object) -> list:  # type: ignore[type-arg]
 def test_rollbacks_and_compactions_are_reported() -> None:
     rollback = load_file_view(FIXTURES / "features" / "rollback.jsonl").view.to_json()
     assert rollback["rollbacks"] == [{"line": 22, "offset": 3485, "num_turns": 2, "turns": [2, 3]}]
-    assert [turn["rolled_back_at"] for turn in rollback["turns"]] == [None, 22, 22, None]
+    assert [(turn["rolled_back"], turn["rolled_back_at"]) for turn in rollback["turns"]] == [
+        (False, None),
+        (True, 22),
+        (True, 22),
+        (False, None),
+    ]
     checkpoint = load_file_view(FIXTURES / "features" / "checkpoint.jsonl").view.to_json()
     assert [c["line"] for c in checkpoint["checkpoints"]] == [9]
     compaction = load_file_view(FIXTURES / "features" / "compaction_window.jsonl").view.to_json()

@@ -122,16 +122,19 @@ class TurnView:
     items: list[dict[str, Any]] = field(default_factory=list)
     steps: list[StepView] = field(default_factory=list)
     segment: TurnSegment | None = None
+    rolled_back_by: LineRef | None = None
+    """The rollback marker that discards this turn."""
 
     def to_json(self) -> dict[str, Any]:
-        segment = self.segment
+        marker = self.rolled_back_by
         return {
             "turn_id": self.turn_id,
             "number": self.number,
             "line": self.ref.line,
             "offset": self.ref.offset,
             "status": self.status,
-            "rolled_back_at": segment.rolled_back_at if segment is not None else None,
+            "rolled_back": marker is not None,
+            "rolled_back_at": marker.line if marker is not None else None,
             "items": self.items,
             "steps": [step.to_json() for step in self.steps],
         }
@@ -162,7 +165,6 @@ def build_view(
     lines: Sequence[RolloutLine],
     refs: Sequence[LineRef],
     *,
-    initial_world_state: JsonObject | None = None,
     continued: bool = False,
 ) -> SessionView:
     """Group decoded lines (each with its :class:`LineRef`) into turns and steps.
@@ -175,10 +177,8 @@ def build_view(
         isinstance(line, EventMsgLine) and isinstance(line.payload, TaskStarted) for line in lines
     )
     builder = _Builder(by_user_input)
-    if initial_world_state is not None:
-        builder.replay.world_state(0, True, initial_world_state)
     if continued and refs and _starts_inside_turn(lines):
-        builder.open_turn(refs[0], None)
+        builder.open_turn(0, refs[0], None)
         builder.continued = True
     for index, (line, ref) in enumerate(zip(lines, refs, strict=True)):
         builder.feed(index, line, ref)
@@ -202,9 +202,10 @@ class _Builder:
 
     # --- turns and steps -------------------------------------------------------------------------
 
-    def open_turn(self, ref: LineRef, turn_id: str | None) -> None:
-        self.close_request(None)
-        segment = self.replay.open_segment(ref.line or 0, turn_id)
+    def open_turn(self, index: int, ref: LineRef, turn_id: str | None) -> None:
+        # ForwardReplay numbers records by position in the lines read (a window may have no
+        # line numbers); rollbacks are reported with their own LineRef.
+        segment = self.replay.open_segment(index + 1, turn_id)
         turn = TurnView(len(self.view.turns) + 1, turn_id, ref, segment=segment)
         self.view.turns.append(turn)
         self.turn = turn
@@ -289,9 +290,7 @@ class _Builder:
                 self.place({"line": ref.line, "kind": "turn_context", "model": self.model})
             case WorldStateLine():
                 self.before_request(index, ref)
-                change = self.replay.world_state(
-                    ref.line or 0, line.payload.full, line.payload.state
-                )
+                change = self.replay.world_state(index + 1, line.payload.full, line.payload.state)
                 self.world_state_change(change, ref)
             case CompactedLine():
                 self.compacted(index, line, ref)
@@ -299,7 +298,7 @@ class _Builder:
                 if isinstance(line.payload, TaskStarted | TaskComplete | TurnAborted):
                     # A step that never got model output: its request ended with the turn.
                     self.close_request(self.current_step(), index)
-                self.event(line, ref)
+                self.event(index, line, ref)
             case _:
                 pass
 
@@ -309,7 +308,7 @@ class _Builder:
             turn = self.turn
             if turn is None or any(step.has_output for step in turn.steps):
                 self.close_request(self.current_step(), index)
-                self.open_turn(ref, None)
+                self.open_turn(index, ref, None)
         if boundary:
             self.replay.user_input()
         row = _item_row(item, ref)
@@ -344,25 +343,27 @@ class _Builder:
             if step is not None:
                 step.after_tool_output = True
 
-    def event(self, line: EventMsgLine, ref: LineRef) -> None:
+    def event(self, index: int, line: EventMsgLine, ref: LineRef) -> None:
         event = line.payload
         match event:
             case TaskStarted():
-                self.open_turn(ref, event.turn_id)
+                self.open_turn(index, ref, event.turn_id)
             case TaskComplete() | TurnAborted():
                 if self.turn is not None:
                     self.turn.status = "aborted" if isinstance(event, TurnAborted) else "complete"
                 self.end_turn()
             case ThreadRolledBack():
                 self.end_turn()
-                segments = self.replay.roll_back(ref.line or 0, event.num_turns)
-                dropped = [turn.number for turn in self.view.turns if turn.segment in segments]
+                segments = self.replay.roll_back(index + 1, event.num_turns)
+                dropped = [turn for turn in self.view.turns if turn.segment in segments]
+                for gone in dropped:
+                    gone.rolled_back_by = ref
                 self.view.rollbacks.append(
                     {
                         "line": ref.line,
                         "offset": ref.offset,
                         "num_turns": event.num_turns,
-                        "turns": dropped,
+                        "turns": [gone.number for gone in dropped],
                     }
                 )
             case TokenCount():
@@ -374,7 +375,7 @@ class _Builder:
                 if self.by_user_input:
                     turn = self.turn
                     if turn is None or any(step.has_output for step in turn.steps):
-                        self.open_turn(ref, None)
+                        self.open_turn(index, ref, None)
                 self.replay.user_input()
             case _:
                 if event.type in _SHOWN_EVENTS:
@@ -396,7 +397,7 @@ class _Builder:
 
     def compacted(self, index: int, line: CompactedLine, ref: LineRef) -> None:
         payload = line.payload
-        self.replay.compacted(ref.line or 0)
+        self.replay.compacted(index + 1)
         self.pending_changes.append({"line": ref.line, "cause": "compacted", "sections": []})
         history = payload.replacement_history
         extra = payload.model_extra or {}

@@ -161,8 +161,8 @@ function renderTimeline() {
   };
   for (const turn of s.turns) {
     flush(turn.offset);
-    const box = el("div", { class: "turn" + (turn.rolled_back_at ? " rolled-back" : ""), "data-turn": turn.number });
-    const rolled = turn.rolled_back_at ? ` · rolled back at L${turn.rolled_back_at}` : "";
+    const box = el("div", { class: "turn" + (turn.rolled_back ? " rolled-back" : ""), "data-turn": turn.number });
+    const rolled = turn.rolled_back ? ` · rolled back${turn.rolled_back_at ? " at L" + turn.rolled_back_at : ""}` : "";
     box.appendChild(el("h3", {}, `turn ${turn.number} <span class="muted">${esc(turn.turn_id || "")} · ${turn.status}${rolled}</span>`));
     const prompt = turn.items.find((i) => i.role === "user" && !String(i.text).startsWith("<"));
     if (prompt) box.appendChild(el("div", { class: "muted" }, esc(short(prompt.text, 120))));
