@@ -18,7 +18,7 @@ from mini_codex.rollout.index import SessionIndex, SessionInfo
 from mini_codex.rollout.paths import ROLLOUT_SUFFIXES, parse_rollout_filename
 from mini_codex.web.diff import diff_states
 from mini_codex.web.request import build_request
-from mini_codex.web.session_view import SessionView, StepView, build_view
+from mini_codex.web.session_view import build_view
 from mini_codex.web.source import (
     WHOLE_FILE_BYTES,
     Window,
@@ -27,6 +27,7 @@ from mini_codex.web.source import (
     read_window,
     read_window_at,
 )
+from mini_codex.web.view_model import SessionView, StepView
 
 __all__ = ["Inspector", "NotFound", "load_file_view"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from mini_codex.protocol import RolloutLine, TurnContextLine
 from mini_codex.rollout.reader import ZSTD_SUFFIX, check_schema, first_session_meta, iter_raw_lines
 from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
-from mini_codex.web.session_view import LineRef
+from mini_codex.web.view_model import LineRef
 
 __all__ = ["WHOLE_FILE_BYTES", "Window", "read_window"]
 
