@@ -125,3 +125,29 @@ def run_scripted_session(root: Path) -> tuple[Path, list[dict[str, Any]]]:
     )
     assert (result.returncode, result.stderr) == (0, "")
     return home, [json.loads(line) for line in trace.read_text().splitlines()]
+
+
+RESUME_SCRIPT = [
+    {"output": [{"type": "function_call", "name": "shell", "arguments": {"command": "touch two"}}]},
+    {"output": [{"type": "message", "content": "done"}], "end_turn": True},
+]
+"""A second turn (``resume --last``): a shell call that creates a file, then the answer."""
+
+
+def resume_scripted_session(root: Path, home: Path) -> list[dict[str, Any]]:
+    """``mini-codex resume --last`` on ``home`` with ``--trace-requests``: the requests."""
+    script = root / "resume.jsonl"
+    script.write_text("".join(json.dumps(line) + "\n" for line in RESUME_SCRIPT))
+    trace = root / "trace-resume.jsonl"
+    args = ["resume", "--last", "--model", f"scripted:{script}", "--trace-requests", str(trace)]
+    result = subprocess.run(
+        [str(MINI_CODEX), *args, "and now a second file"],
+        env=clean_env(home),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    return [json.loads(line) for line in trace.read_text().splitlines()]

@@ -3,8 +3,9 @@
 * Per step, the world state the API reports equals what replay reconstructs from the lines
   recorded before that step's request, for every readable file of the corpus (Codex CLI files,
   compactions, checkpoints, rollbacks, patches without a baseline).
-* For a scripted ``mini-codex exec`` run with ``--trace-requests``, the request the API rebuilds
-  from the rollout equals the traced request byte for byte (input and tools).
+* For a scripted ``mini-codex exec`` and a ``resume --last`` of it, both with
+  ``--trace-requests``, the request the API rebuilds from the rollout equals the traced request
+  byte for byte (input and tools), for all five requests of the two turns.
 * Loopback binds serve without a token; any other bind answers 401 without it.
 """
 
@@ -17,7 +18,14 @@ from pathlib import Path
 
 import orjson
 import pytest
-from inspector_server import FIXTURES, Server, install, run_scripted_session, serve
+from inspector_server import (
+    FIXTURES,
+    Server,
+    install,
+    resume_scripted_session,
+    run_scripted_session,
+    serve,
+)
 from typer.testing import CliRunner
 
 from mini_codex.cli.main import app
@@ -101,7 +109,9 @@ def test_diff_rows_name_each_changed_key() -> None:
 
 @pytest.fixture(scope="module")
 def scripted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, list[dict]]]:  # type: ignore[type-arg]
-    home, traced = run_scripted_session(tmp_path_factory.mktemp("scripted"))
+    root = tmp_path_factory.mktemp("scripted")
+    home, traced = run_scripted_session(root)
+    traced += resume_scripted_session(root, home)
     yield from ((server, traced) for server in serve(home))
 
 
@@ -111,13 +121,14 @@ def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
     server, traced = scripted
     status, sessions = server.get("/api/sessions")
     assert status == 200
-    assert [s["turns"] for s in sessions] == [1]
+    assert [s["turns"] for s in sessions] == [2]
     session_id = sessions[0]["id"]
     status, session = server.get(f"/api/sessions/{session_id}")
     assert status == 200
     steps = [step for turn in session["turns"] for step in turn["steps"]]
-    assert [step["sequence"] for step in steps] == [1, 2, 3]
-    assert len(traced) == 3
+    assert [step["sequence"] for step in steps] == [1, 2, 3, 1, 2]
+    # Two turns (exec, then resume --last appending to the same rollout), five requests.
+    assert [trace["step_sequence"] for trace in traced] == [1, 2, 3, 1, 2]
     for step, trace in zip(steps, traced, strict=True):
         status, request = server.get(f"/api/sessions/{session_id}/steps/{step['step_id']}/request")
         assert status == 200
@@ -126,7 +137,8 @@ def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
         assert request["model"] == trace["model"]
         assert request["tools_source"] == "rebuilt"
     # The apply_patch call and its output are on step 1; the new file reaches step 2's world state.
-    assert [step["token_usage"]["total_tokens"] for step in steps] == [1240, 1375, 1432]
+    usage = [step["token_usage"] and step["token_usage"]["total_tokens"] for step in steps]
+    assert usage == [1240, 1375, 1432, None, None]  # the resume script reports no usage
     assert [call["name"] for call in steps[0]["tool_calls"]] == ["apply_patch"]
     assert steps[0]["tool_calls"][0]["output"]
     status, world = server.get(
@@ -148,6 +160,15 @@ def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
         "role": "user",
         "text": "<workspace_files>\nAdded files:\nhello.txt\n</workspace_files>",
     }
+    # The file the resumed turn's shell call created is new in its next request's world state.
+    status, world = server.get(
+        f"/api/sessions/{session_id}/steps/{steps[4]['step_id']}/world_state"
+    )
+    assert [(row["op"], row["path"]) for row in world["diff"]] == [
+        ("change", ["workspace", "count"]),
+        ("change", ["workspace", "digest"]),
+        ("add", ["workspace", "files", "two"]),
+    ]
     assert server.get("/api/sessions/nope")[0] == 404
     assert server.get(f"/api/sessions/{session_id}/steps/o1/request")[0] == 404
 
@@ -208,6 +229,7 @@ def test_sessions_name_their_model_and_a_foreign_host_header_is_refused(
     server, _ = scripted
     status, sessions = server.get("/api/sessions")
     assert (status, [s["model"] for s in sessions]) == (200, ["scripted"])
+    assert [s["first_prompt"] for s in sessions] == ["greet me"]
     # A page that rebinds its DNS name to 127.0.0.1 still sends its own Host: refused.
     host, port = server.url.removeprefix("http://").rstrip("/").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=30)
