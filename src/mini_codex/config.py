@@ -35,6 +35,21 @@ class ModelProviderConfig(_Section):
     request_max_retries: int = 4
     stream_max_retries: int = 5
     stream_idle_timeout_ms: int = 300_000
+    tool_calling: Literal["native", "envelope"] = "native"
+    """Chat wire API only: ``envelope`` asks for JSON-schema-constrained replies instead of
+    native ``tools`` (for servers and models without tool calling; ``models.tool_envelope``)."""
+
+
+class LlamaCppConfig(_Section):
+    """``[llamacpp]``: the embedded llama.cpp server of ``--oss`` (``oss_provider``)."""
+
+    n_ctx: int = Field(default=8192, ge=256)
+    """Context window in tokens."""
+    threads: int = Field(default=1, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    seed: int = Field(default=0, ge=0)
+    max_tokens: int = Field(default=1024, ge=16)
+    """Upper bound on the tokens of one reply."""
 
 
 class SandboxWorkspaceWrite(_Section):
@@ -159,6 +174,9 @@ class Config(_Section):
     """Tokens in the model's context window, when the built-in table does not know the model."""
     model_auto_compact_token_limit: int | None = None
     """Auto-compaction threshold; default 90 % of the context window (spec §8.1)."""
+    oss_provider: Literal["llamacpp", "ollama", "lmstudio"] = "llamacpp"
+    """The local model server of ``--oss``."""
+    llamacpp: LlamaCppConfig = Field(default_factory=LlamaCppConfig)
     approval_policy: ApprovalPolicyName = "on-request"
     sandbox_mode: SandboxModeName = "workspace-write"
     sandbox_workspace_write: SandboxWorkspaceWrite = Field(default_factory=SandboxWorkspaceWrite)

@@ -132,6 +132,8 @@ def list_command(
         with SessionIndex(target, db_path=index_path_for(target, own_home)) as index:
             index.refresh()
             sessions = index.list(limit)
+        for notice in index.notices:
+            typer.echo(f"notice: {notice}", err=True)
     except (MiniCodexError, OSError, sqlite3.Error) as error:
         typer.echo(f"error: cannot index sessions under {target}: {error}", err=True)
         raise typer.Exit(1) from None
