@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from inspector_server import (
 from typer.testing import CliRunner
 
 from mini_codex.cli.main import app
+from mini_codex.errors import MiniCodexError
 from mini_codex.rollout.replay import reconstruct
 from mini_codex.web.auth import needs_token
 from mini_codex.web.diff import diff_states
@@ -341,3 +343,15 @@ def _next_event(response: http.client.HTTPResponse) -> object:
         line = response.readline().decode()
         if line.startswith("data: "):
             return json.loads(line[6:])
+
+
+def test_a_file_that_is_not_a_rollout_is_refused_with_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    target = install(home, FIXTURES / "minimal" / "single_turn.jsonl")
+    target.write_text("# just notes\nnot json\n")
+    with pytest.raises(MiniCodexError, match=r"not a rollout"):
+        load_file_view(target)
+    fifo = tmp_path / "rollout-fifo.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(MiniCodexError, match=r"rollout-fifo\.jsonl"):
+        load_file_view(fifo)

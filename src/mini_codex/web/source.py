@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mini_codex.protocol import RolloutLine, TurnContextLine
-from mini_codex.rollout.reader import ZSTD_SUFFIX, check_schema, first_session_meta, iter_raw_lines
+from mini_codex.rollout.reader import (
+    ZSTD_SUFFIX,
+    check_header,
+    check_schema,
+    first_session_meta,
+    iter_raw_lines,
+)
 from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
 from mini_codex.web.view_model import LineRef
 
@@ -57,6 +63,7 @@ def read_window(
     """The window ending at ``before`` (default: the end of the file, i.e. the newest window).
 
     A file of at most ``whole_limit`` bytes is one window (read whole)."""
+    check_header(path)  # not a rollout (or a FIFO, a device): one clear error, nothing read
     if path.name.endswith(ZSTD_SUFFIX):
         return _read_compressed(path)
     size = path.stat().st_size
@@ -70,6 +77,7 @@ def read_window(
 
 def read_window_at(path: Path, offset: int, *, whole_limit: int = WHOLE_FILE_BYTES) -> Window:
     """The window holding the line at byte ``offset``."""
+    check_header(path)
     if path.name.endswith(ZSTD_SUFFIX):
         return _read_compressed(path)
     size = path.stat().st_size
