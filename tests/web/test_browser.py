@@ -215,6 +215,9 @@ def test_a_large_file_opens_at_its_newest_window_and_pages_back(page: Page, tmp_
         page.locator(".step").first.click()
         expect(page.locator("#ws-diff")).to_contain_text("env")
         shot(page, "07-paged")
+        page.locator("#newest").click()
+        expect(page.locator(".turn")).to_contain_text("turn-2")
+        expect(page.locator("#earlier")).to_have_count(1)
 
 
 def test_the_token_chart_marks_compactions(page: Page, tmp_path: Path) -> None:

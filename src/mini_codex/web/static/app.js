@@ -152,6 +152,11 @@ function renderTimeline() {
     button.addEventListener("click", async () => { state.before = s.page.start; await loadSession(); });
     nav.appendChild(el("div", { class: "pager" })).appendChild(button);
   }
+  if (state.before !== null) {
+    const button = el("button", { id: "newest" }, "newest steps ▸");
+    button.addEventListener("click", async () => { state.before = null; await loadSession(); });
+    nav.appendChild(el("div", { class: "pager" })).appendChild(button);
+  }
   const markers = markersOf(s);
   const flush = (limit, container = nav) => {
     while (markers.length && markers[0][0] < limit) {
