@@ -355,3 +355,20 @@ def test_a_file_that_is_not_a_rollout_is_refused_with_one_line(tmp_path: Path) -
     os.mkfifo(fifo)
     with pytest.raises(MiniCodexError, match=r"rollout-fifo\.jsonl"):
         load_file_view(fifo)
+
+
+def test_a_compressed_rollout_shows_the_same_steps(tmp_path: Path) -> None:
+    zstandard = pytest.importorskip("zstandard")
+    plain = FIXTURES / "features" / "rollback.jsonl"
+    packed = tmp_path / "rollout-x.jsonl.zst"
+    packed.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    expected = load_file_view(plain)
+    loaded = load_file_view(packed)
+    assert [
+        (step.ref.line, step.world_state, request_document(loaded, step)["input"])
+        for step in loaded.view.steps.values()
+    ] == [
+        (step.ref.line, step.world_state, request_document(expected, step)["input"])
+        for step in expected.view.steps.values()
+    ]
+    assert loaded.window.size == packed.stat().st_size

@@ -9,7 +9,7 @@ A file up to :data:`WHOLE_FILE_BYTES` is read whole (exact line numbers). A larg
 read in windows: a window starts at a ``compacted`` line (a compaction or a checkpoint, after
 which the history and the world-state baseline are restored from the file itself) and ends where
 the next window starts; its lines carry byte offsets but no line numbers. Compressed files
-(``.jsonl.zst``) are always read whole.
+(``.jsonl.zst``) are always read whole; their lines' "offsets" are their line numbers.
 """
 
 from __future__ import annotations
@@ -200,7 +200,8 @@ def _read_compressed(path: Path) -> Window:
             refs.append(LineRef(number, number))
         offset = number
     check_schema(first_session_meta(lines), path)
-    return Window(tuple(lines), tuple(refs), stats, tuple(warnings), 0, offset, None, 0, True)
+    size = path.stat().st_size
+    return Window(tuple(lines), tuple(refs), stats, tuple(warnings), 0, offset, None, size, True)
 
 
 def _compaction_before(path: Path, end: int) -> int:
