@@ -1,4 +1,4 @@
-"""Reading a rollout for the inspector: whole, in checkpoint windows, or the part that just grew.
+"""Reading a rollout for the inspector: whole, or in windows that start at a checkpoint.
 
 What belongs here: raw lines with their byte offsets, the window of a large file that starts at
 its newest compaction or checkpoint (found by reading backwards, so opening a 1M-line file costs
@@ -8,7 +8,8 @@ the tail, not the file), and the previous window for paging. What does not: what
 A file up to :data:`WHOLE_FILE_BYTES` is read whole (exact line numbers). A larger plain file is
 read in windows: a window starts at a ``compacted`` line (a compaction or a checkpoint, after
 which the history and the world-state baseline are restored from the file itself) and ends where
-the next window starts; its lines carry byte offsets but no line numbers. Compressed files
+the next window starts. Its lines carry byte offsets, and line numbers when the window starts
+within :data:`NUMBERED_PREFIX_BYTES` (newlines before it are counted). Compressed files
 (``.jsonl.zst``) are always read whole; their lines' "offsets" are their line numbers.
 """
 
