@@ -177,6 +177,28 @@ class ResultStore:
             if name.startswith("rollout-") and name.endswith((".jsonl", ".jsonl.zst")):
                 yield str(path)
 
+    def mirror_rollouts(self, cache: Path) -> dict[str, str]:
+        """Copy every rollout under ``rollouts/`` to ``cache/rollouts/...`` (files whose size
+        changed only); returns local path -> URL. Lets the session index read a remote batch."""
+        mapping: dict[str, str] = {}
+        prefix = self.path(ROLLOUTS) + "/"
+        for path in self.rollout_files():
+            relative = path[len(prefix) :] if path.startswith(prefix) else path.rsplit("/", 1)[-1]
+            local = cache / ROLLOUTS / relative
+            size = self.fs.size(path)
+            if not (local.is_file() and local.stat().st_size == size):
+                local.parent.mkdir(parents=True, exist_ok=True)
+                _local_atomic_write(local, bytes(self.fs.cat_file(path)))
+            mapping[str(local)] = str(self.fs.unstrip_protocol(path))
+        return mapping
+
+    def fetch(self, relative: str) -> bytes:
+        """The bytes of ``DEST/relative`` (``StoreError`` when missing or unreadable)."""
+        data = self._read_bytes(relative)
+        if data is None:
+            raise StoreError(f"{self.url(relative)}: no such file")
+        return data
+
     def _names(self, folder: str) -> list[str]:
         try:
             entries = self.fs.ls(self.path(folder), detail=False, refresh=True)

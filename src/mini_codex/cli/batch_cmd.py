@@ -36,36 +36,17 @@ from mini_codex.cli.env import (
     process_environment,
     user_shell,
 )
+from mini_codex.cli.remote import storage_options_for
 from mini_codex.cli.run import ConfigOpt, ModelOpt, SandboxOpt, _exit, _sandbox
 from mini_codex.config import (
     Config,
     ModelProviderConfig,
     apply_overrides,
-    parse_override,
     parse_toml,
 )
 from mini_codex.errors import ConfigError, MiniCodexError
 
-__all__ = ["batch_command", "storage_options_for"]
-
-
-def storage_options_for(dest: str, given: list[str] | None = None) -> dict[str, Any]:
-    """fsspec options for ``dest``: ``-S key=value`` pairs, plus for ``s3://`` the standard
-    ``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_ENDPOINT_URL(_S3)`` variables, read
-    here once so Ray workers on other machines get the same credentials."""
-    options: dict[str, Any] = {}
-    if dest.startswith(("s3://", "s3a://")):
-        env = {
-            "key": os.environ.get("AWS_ACCESS_KEY_ID"),
-            "secret": os.environ.get("AWS_SECRET_ACCESS_KEY"),
-            "endpoint_url": os.environ.get("AWS_ENDPOINT_URL_S3")
-            or os.environ.get("AWS_ENDPOINT_URL"),
-        }
-        options.update({key: value for key, value in env.items() if value})
-    for assignment in given or []:
-        path, value = parse_override(assignment)
-        options[".".join(path)] = value
-    return options
+__all__ = ["batch_command", "build_specs"]
 
 
 def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
