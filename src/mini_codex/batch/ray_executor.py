@@ -80,7 +80,7 @@ class RayExecutor:
     async def run(self, specs: Sequence[JobSpec], on_result: ResultSink, control: Control) -> None:
         import ray
 
-        owned = await anyio.to_thread.run_sync(self._init)
+        owned = self._init()  # on the main thread: Ray installs its signal handlers there
         options: dict[str, Any] = {"num_cpus": self.num_cpus, "max_retries": self.max_retries}
         if self.memory is not None:
             options["memory"] = self.memory

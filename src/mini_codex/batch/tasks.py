@@ -7,7 +7,8 @@ One JSON object per line (blank lines skipped)::
      "model"?: "gpt-5.1-codex", "config"?: {...}, "timeout_s"?: 600, "images"?: [PATH, ...]}
 
 ``config`` is a table merged over the effective config (like ``-c`` overrides, but nested);
-relative workspace and image paths are resolved against the directory of the tasks file. Every
+relative workspace, image and ``scripted:PATH`` model paths are resolved against the directory of
+the tasks file. Every
 problem is a ``ConfigError`` naming the file and the line; ids must be unique.
 
 What does not belong here: preparing workspaces (``workspace.py``), running (``job.py``).
@@ -121,6 +122,8 @@ def parse_task(raw: bytes | str, *, base: Path) -> Task:
     images = value.get("images", [])
     if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
         raise _LineError(f'task {task_id!r}: "images" must be a list of paths')
+    if model is not None and model.startswith("scripted:"):
+        model = f"scripted:{_resolve(base, model.removeprefix('scripted:'))}"
     return Task(
         id=task_id,
         prompt=prompt,

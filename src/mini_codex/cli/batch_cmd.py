@@ -110,6 +110,8 @@ def build_specs(
             first = " ".join(str(exc).split())[:300]
             raise ConfigError(f"task {task.id!r}: bad config: {first}") from None
         chosen = task.model or model or config.model
+        if chosen.startswith("scripted:"):  # workers run elsewhere: make the script path absolute
+            chosen = f"scripted:{Path(chosen.removeprefix('scripted:')).expanduser().resolve()}"
         specs.append(
             JobSpec(
                 task=task,
