@@ -31,7 +31,7 @@ def _diff_new_file(name: str, text: str) -> str:
     blob = hashlib.sha1(f"blob {len(text)}\0{text}".encode()).hexdigest()[:7]
     lines = text.splitlines()
     body = "".join(f"+{line}\n" for line in lines)
-    hunk = f"@@ -0,0 +1 @@\n" if len(lines) == 1 else f"@@ -0,0 +1,{len(lines)} @@\n"
+    hunk = "@@ -0,0 +1 @@\n" if len(lines) == 1 else f"@@ -0,0 +1,{len(lines)} @@\n"
     return (
         f"diff --git a/{name} b/{name}\nnew file mode 100644\nindex 0000000..{blob}\n"
         f"--- /dev/null\n+++ b/{name}\n{hunk}{body}"
@@ -58,7 +58,8 @@ def test_fifty_tasks_on_two_local_workers(tmp_path: Path) -> None:
 
     records = results(out)
     assert sorted(r["id"] for r in records) == [f"t{n:02d}" for n in range(50)]
-    assert len(seen) == 50 and report.unfinished == []
+    assert len(seen) == 50
+    assert report.unfinished == []
     for record in records:
         n = int(record["id"][1:])
         rollout = record.pop("rollout")
@@ -258,7 +259,8 @@ def test_resume_after_ctrl_c_does_no_task_twice(tmp_path: Path, signals: int) ->
         if rollout_ends(path) == "aborted"
     ]
     if signals == 2:
-        assert aborted and not set(aborted) & {r["id"] for r in first}
+        assert aborted
+        assert not set(aborted) & {r["id"] for r in first}
     else:
         assert aborted == []
 
