@@ -11,6 +11,7 @@ Exit codes: 0 every task completed; 1 some task did not complete; 2 bad input; 1
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -205,7 +206,10 @@ def _run(
             tg.cancel_scope.cancel()
         return report
 
-    return anyio.run(main)
+    # Stdout carries only --json result lines: what libraries print there (Ray's driver prints
+    # its workers' error messages to sys.stdout) goes to stderr instead.
+    with contextlib.redirect_stdout(sys.stderr):
+        return anyio.run(main)
 
 
 def batch_command(
