@@ -119,7 +119,8 @@ def cluster() -> Iterator[Cluster]:
     try:
         deadline = time.monotonic() + 10
         while os.readlink(made.netns) == os.readlink("/proc/self/ns/net"):
-            assert holder.poll() is None and time.monotonic() < deadline, "unshare -n failed"
+            assert holder.poll() is None, "unshare -n failed"
+            assert time.monotonic() < deadline, "unshare -n did not make a namespace"
             time.sleep(0.05)
         head = _start_node(
             made,
