@@ -288,7 +288,7 @@ def batch_command(
         chosen = _executor(
             executor, workers, ray_address, ray_num_cpus, ray_memory, ray_max_retries
         )
-        err = Console(stderr=True, highlight=False)
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
         reporter: Reporter = JsonReporter(sys.stdout) if json_ else BarReporter(err)
         report = _run(
             specs,
