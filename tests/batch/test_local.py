@@ -275,3 +275,36 @@ def test_resume_after_ctrl_c_does_no_task_twice(tmp_path: Path, signals: int) ->
         ends = [rollout_ends(path) for path in rollouts]
         assert ends.count("complete") == 1, (record["id"], ends)
         assert record["attempts"] == len(rollouts)
+
+
+def test_task_images_reach_the_model_as_input_images(tmp_path: Path) -> None:
+    from mini_codex.protocol import Message, ResponseItemLine
+    from mini_codex.protocol.items import InputImage, InputText
+    from mini_codex.rollout import read_rollout
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    image = tmp_path / "shot.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    out = tmp_path / "out"
+    model = write_script(tmp_path / "s.jsonl", [answer("seen")])
+    job = spec("img", model, workspace, str(out), images=(str(image),), prompt="look")
+
+    anyio.run(lambda: run_batch([job], ResultStore(str(out)), LocalExecutor(1)))
+
+    [record] = results(out)
+    lines = read_rollout(Path(record["rollout"])).lines
+    users = [
+        line.payload.content
+        for line in lines
+        if isinstance(line, ResponseItemLine)
+        and isinstance(line.payload, Message)
+        and line.payload.role == "user"
+        and any(isinstance(part, InputImage) for part in line.payload.content)
+    ]
+    assert users == [
+        [
+            InputText(text="look"),
+            InputImage(image_url="data:image/png;base64,iVBORw0KGgpmYWtl"),
+        ]
+    ]

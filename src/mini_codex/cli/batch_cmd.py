@@ -60,6 +60,17 @@ def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _named_variables(config: Config, environ: dict[str, str]) -> dict[str, str]:
+    """Only the variables the config names for MCP servers travel with a job (not every secret
+    of this process to every Ray worker)."""
+    names: set[str] = set()
+    for server in config.mcp_servers.values():
+        names.update(server.env_vars)
+        if server.bearer_token_env_var:
+            names.add(server.bearer_token_env_var)
+    return {name: environ[name] for name in names if name in environ}
+
+
 def _base_config_data(home: Path, overrides: list[str]) -> dict[str, Any]:
     path = home / "config.toml"
     try:
@@ -102,7 +113,7 @@ def build_specs(
     """Everything each job needs, resolved in this process (bad task config fails here)."""
     base = _base_config_data(mini_codex_home(), overrides)
     env = child_environment()
-    environ = process_environment()
+    process_env = process_environment()
     specs: list[JobSpec] = []
     for task in tasks:
         try:
@@ -124,7 +135,7 @@ def build_specs(
                 shell=user_shell(),
                 env=env,
                 timezone=local_timezone(),
-                environ=environ,
+                environ=_named_variables(config, process_env),
                 keep_workspace=keep_workspaces,
             )
         )
@@ -274,11 +285,13 @@ def batch_command(
         else:
             assert tasks_file is not None
             tasks = load_tasks(tasks_file)
-        options = storage_options_for(out, storage_option)
-        store = ResultStore(out, options)
+        # Workers (Ray) run elsewhere: a local destination is named by its absolute path.
+        dest = out if "://" in out else str(Path(out).expanduser().resolve())
+        options = storage_options_for(dest, storage_option)
+        store = ResultStore(dest, options)
         specs = build_specs(
             tasks,
-            dest=out,
+            dest=dest,
             storage_options=options,
             model=model,
             sandbox=sandbox,
