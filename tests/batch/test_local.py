@@ -276,6 +276,16 @@ def test_resume_after_ctrl_c_does_no_task_twice(tmp_path: Path, signals: int) ->
         assert ends.count("complete") == 1, (record["id"], ends)
         assert record["attempts"] == len(rollouts)
 
+    listed = subprocess.run(
+        [CLI, "sessions", "list", "--home", str(out), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert listed.returncode == 0, listed.stderr
+    every = sorted(str(path) for path in (out / "rollouts").glob("*/rollout-*.jsonl"))
+    assert sorted(entry["path"] for entry in orjson.loads(listed.stdout)) == every
+
 
 def test_task_images_reach_the_model_as_input_images(tmp_path: Path) -> None:
     from mini_codex.protocol import Message, ResponseItemLine
