@@ -107,6 +107,30 @@ def test_results_and_rollouts_in_s3_read_back_by_sessions_list_and_verify(
     ]
 
 
+def test_a_missing_bucket_is_one_clear_error_before_any_task(
+    tmp_path: Path, s3_endpoint: str
+) -> None:
+    (tmp_path / "ws").mkdir()
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [{"id": "a", "prompt": "x", "workspace": {"dir": "ws"}, "model": "scripted:none"}],
+    )
+    env = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        ENDPOINT_ENV: s3_endpoint,
+    }
+    done = run_cli(
+        ["batch", str(tasks), "--out", "s3://no-such-bucket/x"],
+        home=tmp_path / "home",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: cannot write s3://no-such-bucket/x/.mini-codex-batch: ")
+    assert len(done.stderr.splitlines()) == 1
+
+
 def test_verify_of_a_missing_remote_rollout_is_one_clear_line(
     tmp_path: Path, s3_endpoint: str
 ) -> None:

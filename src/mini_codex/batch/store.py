@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,11 @@ class ResultStore:
     # --- results -------------------------------------------------------------------------------
 
     def prepare(self) -> None:
-        """Create the destination (local) and cut a torn last line off ``results.jsonl``."""
+        """Create the destination (local) and cut a torn last line off ``results.jsonl``; a
+        remote destination that cannot be written (no bucket, no credentials) fails here."""
+        if not self.local:
+            self.write_bytes(".mini-codex-batch", b"a mini-codex batch destination\n")
+            return
         if self.local:
             Path(self.root).mkdir(parents=True, exist_ok=True)
             path = Path(self.path(RESULTS))
@@ -126,27 +131,24 @@ class ResultStore:
     def write_bytes(self, name: str, data: bytes) -> None:
         """Write ``DEST/name`` atomically."""
         path = self.path(name)
-        try:
+        with _mapped(f"cannot write {self.url(name)}"):
             if self.local:
                 _local_atomic_write(Path(path), data)
             else:
                 self.fs.pipe_file(path, data)
-        except OSError as exc:
-            raise StoreError(f"cannot write {self.url(name)}: {exc}") from None
 
     def write_json(self, name: str, value: Any) -> None:
         self.write_bytes(name, orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
 
     def _read_bytes(self, name: str) -> bytes | None:
         path = self.path(name)
-        try:
-            if self.local:
-                return Path(path).read_bytes() if Path(path).is_file() else None
-            return bytes(self.fs.cat_file(path))
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise StoreError(f"cannot read {self.url(name)}: {exc}") from None
+        with _mapped(f"cannot read {self.url(name)}"):
+            try:
+                if self.local:
+                    return Path(path).read_bytes() if Path(path).is_file() else None
+                return bytes(self.fs.cat_file(path))
+            except FileNotFoundError:
+                return None
 
     # --- rollouts and attempts -----------------------------------------------------------------
 
@@ -168,10 +170,11 @@ class ResultStore:
     def rollout_files(self) -> Iterator[str]:
         """Paths (in the store's filesystem) of every rollout file under ``rollouts/``."""
         self.fs.invalidate_cache()
-        try:
-            found = self.fs.find(self.path(ROLLOUTS))
-        except FileNotFoundError:
-            return
+        with _mapped(f"cannot list {self.url(ROLLOUTS)}"):
+            try:
+                found = self.fs.find(self.path(ROLLOUTS))
+            except FileNotFoundError:
+                return
         for path in sorted(found):
             name = str(path).rsplit("/", 1)[-1]
             if name.startswith("rollout-") and name.endswith((".jsonl", ".jsonl.zst")):
@@ -185,10 +188,11 @@ class ResultStore:
         for path in self.rollout_files():
             relative = path[len(prefix) :] if path.startswith(prefix) else path.rsplit("/", 1)[-1]
             local = cache / ROLLOUTS / relative
-            size = self.fs.size(path)
-            if not (local.is_file() and local.stat().st_size == size):
-                local.parent.mkdir(parents=True, exist_ok=True)
-                _local_atomic_write(local, bytes(self.fs.cat_file(path)))
+            with _mapped(f"cannot read {self.fs.unstrip_protocol(path)}"):
+                size = self.fs.size(path)
+                if not (local.is_file() and local.stat().st_size == size):
+                    local.parent.mkdir(parents=True, exist_ok=True)
+                    _local_atomic_write(local, bytes(self.fs.cat_file(path)))
             mapping[str(local)] = str(self.fs.unstrip_protocol(path))
         return mapping
 
@@ -200,13 +204,26 @@ class ResultStore:
         return data
 
     def _names(self, folder: str) -> list[str]:
-        try:
-            entries = self.fs.ls(self.path(folder), detail=False, refresh=True)
-        except TypeError:
-            entries = self.fs.ls(self.path(folder), detail=False)
-        except FileNotFoundError:
-            return []
+        with _mapped(f"cannot list {self.url(folder)}"):
+            try:
+                entries = self.fs.ls(self.path(folder), detail=False, refresh=True)
+            except TypeError:
+                entries = self.fs.ls(self.path(folder), detail=False)
+            except FileNotFoundError:
+                return []
         return [str(entry).rstrip("/").rsplit("/", 1)[-1] for entry in entries]
+
+
+@contextmanager
+def _mapped(what: str) -> Iterator[None]:
+    """The one boundary where storage errors (OS, fsspec, botocore, ...) become ``StoreError``."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except Exception as exc:
+        detail = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise StoreError(f"{what}: {detail}") from None
 
 
 def _protocols(fs: Any) -> tuple[str, ...]:

@@ -220,7 +220,13 @@ def _run(
     # Stdout carries only --json result lines: what libraries print there (Ray's driver prints
     # its workers' error messages to sys.stdout) goes to stderr instead.
     with contextlib.redirect_stdout(sys.stderr):
-        return anyio.run(main)
+        try:
+            return anyio.run(main)
+        except BaseExceptionGroup as group:
+            # One library error (an unwritable destination) is reported as itself.
+            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], MiniCodexError):
+                raise group.exceptions[0] from None
+            raise
 
 
 def batch_command(
@@ -301,6 +307,7 @@ def batch_command(
         chosen = _executor(
             executor, workers, ray_address, ray_num_cpus, ray_memory, ray_max_retries
         )
+        store.prepare()  # an unwritable destination fails here, before any output
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         reporter: Reporter = JsonReporter(sys.stdout) if json_ else BarReporter(err)
         report = _run(
