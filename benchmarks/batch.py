@@ -2,8 +2,8 @@
 overhead per task against running ``mini-codex exec`` directly, and the 2-worker speed-up.
 
 Every task is the same scripted, tool-bound agent run: one ``shell`` call that waits ``--tool-s``
-(default 0.25 s: a tool doing I/O, a test run, a build step) and then a final answer with token
-usage. Each batch task gets a fresh copy of a small workspace, a start snapshot, a diff and its
+(default 1 s: a test run, a build step; tool time dominates, as in real agent tasks) and then a
+final answer with token usage. ``--tool-s 0.25`` shows the runner's own share growing. Each batch task gets a fresh copy of a small workspace, a start snapshot, a diff and its
 rollout uploaded to the result directory — the whole per-task path of ``mini-codex batch``.
 
 * ``local_1_tasks_per_s`` / ``local_2_tasks_per_s``: ``--tasks`` tasks (default 200) through
@@ -112,7 +112,7 @@ def _exec_per_task(model: str, runs: int, root: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=200)
-    parser.add_argument("--tool-s", type=float, default=0.25)
+    parser.add_argument("--tool-s", type=float, default=1.0)
     parser.add_argument("--exec-runs", type=int, default=10)
     parser.add_argument("--no-ray", action="store_true")
     args = parser.parse_args()
