@@ -36,7 +36,7 @@ from mini_codex.models.base import ModelClient
 from mini_codex.protocol.events import TokenCount
 from mini_codex.protocol.items import InputImage, InputText, Message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
-from mini_codex.protocol.session_events import ErrorEvent, SessionEvent
+from mini_codex.protocol.session_events import ErrorEvent, SessionConfigured, SessionEvent
 
 __all__ = ["JobSpec", "ModelChoice", "Outcome", "TaskResult", "run_job", "run_job_blocking"]
 
@@ -120,14 +120,18 @@ class TaskResult:
 
 
 class _Collector:
-    """Watches the session's events for the token totals and the first error."""
+    """Watches the session's events for its rollout, the token totals and the first error."""
 
     def __init__(self) -> None:
         self.tokens: dict[str, int] = {}
         self.error: str | None = None
+        self.rollout: Path | None = None
+        """Known from the start, so even a cancelled job uploads what its session recorded."""
 
     def __call__(self, event: SessionEvent) -> None:
-        if isinstance(event, TokenCount) and event.info is not None:
+        if isinstance(event, SessionConfigured) and event.rollout_path:
+            self.rollout = Path(event.rollout_path)
+        elif isinstance(event, TokenCount) and event.info is not None:
             total = event.info.get("total_token_usage")
             if isinstance(total, dict):
                 self.tokens = {k: v for k, v in total.items() if isinstance(v, int)}
@@ -160,7 +164,7 @@ async def run_job(spec: JobSpec, abort: anyio.Event | None = None) -> TaskResult
     scratch = Path(
         tempfile.mkdtemp(prefix=f"mini-codex-batch-{task.id[:40]}-", dir=spec.scratch_root)
     )
-    rollout: Path | None = None
+    collector = _Collector()
     result: dict[str, Any] = {}
     try:
         attempts = await anyio.to_thread.run_sync(store.mark_attempt, task.id)
@@ -172,7 +176,7 @@ async def run_job(spec: JobSpec, abort: anyio.Event | None = None) -> TaskResult
             snapshot_start(workspace, git_dir, spec.env)
 
         await anyio.to_thread.run_sync(prepare)
-        outcome, final, collector, rollout = await _run_session(spec, workspace, scratch, abort)
+        outcome, final = await _run_session(spec, workspace, scratch, abort, collector)
         diff = await anyio.to_thread.run_sync(diff_against_start, workspace, git_dir, spec.env)
         result = {
             "status": outcome,
@@ -189,7 +193,7 @@ async def run_job(spec: JobSpec, abort: anyio.Event | None = None) -> TaskResult
         result = {"status": "error", "error": f"{type(exc).__name__}: {exc}"}
     finally:
         with anyio.CancelScope(shield=True):
-            url = await _upload(store, task.id, rollout, result)
+            url = await _upload(store, task.id, collector.rollout, result)
             if not spec.keep_workspace:
                 await anyio.to_thread.run_sync(shutil.rmtree, scratch, True)
     return TaskResult(
@@ -215,11 +219,14 @@ async def _upload(
 
 
 async def _run_session(
-    spec: JobSpec, workspace: Path, scratch: Path, abort: anyio.Event | None
-) -> tuple[Outcome, str | None, _Collector, Path | None]:
+    spec: JobSpec,
+    workspace: Path,
+    scratch: Path,
+    abort: anyio.Event | None,
+    collector: _Collector,
+) -> tuple[Outcome, str | None]:
     from mini_codex.runtime.session import Session, SessionOptions
 
-    collector = _Collector()
     user_input = _user_input(spec.task)
     client = spec.model.create()
     options = SessionOptions(
@@ -255,13 +262,12 @@ async def _run_session(
             tg.start_soon(watch)
             final = await session.run_turn(user_input)
             tg.cancel_scope.cancel()
-            rollout = session.rollout_path
     finally:
         with anyio.CancelScope(shield=True):
             await client.aclose()
     if why and final is None:  # (a deadline that passed as the turn ended does not count)
-        return why[0], final, collector, rollout
-    return ("failed" if collector.error else "completed"), final, collector, rollout
+        return why[0], final
+    return ("failed" if collector.error else "completed"), final
 
 
 def run_job_blocking(spec: JobSpec) -> dict[str, Any]:
