@@ -318,3 +318,50 @@ def test_task_images_reach_the_model_as_input_images(tmp_path: Path) -> None:
             InputImage(image_url="data:image/png;base64,iVBORw0KGgpmYWtl"),
         ]
     ]
+
+
+def test_archive_and_git_workspaces_and_a_missing_one(tmp_path: Path) -> None:
+    import shutil
+    from dataclasses import replace
+
+    from mini_codex.batch import Task, Workspace
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "app.txt").write_text("v1\n")
+    archive = shutil.make_archive(str(tmp_path / "src"), "gztar", root_dir=source)
+    repo = tmp_path / "repo"
+    shutil.copytree(source, repo)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=repo, check=True)
+    first = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / "app.txt").write_text("v2\n")
+    subprocess.run([*git, "commit", "-qam", "two"], cwd=repo, check=True)
+    out = tmp_path / "out"
+    model = write_script(tmp_path / "s.jsonl", [shell("echo x >> app.txt"), answer("ok")])
+    base = spec("x", model, source, str(out))
+    workspaces = {
+        "archive": Workspace("archive", archive),
+        "git": Workspace("git", str(repo), commit=first),
+        "missing": Workspace("dir", str(tmp_path / "nope")),
+    }
+    specs = [
+        replace(base, task=Task(id=task_id, prompt="p", workspace=workspace))
+        for task_id, workspace in workspaces.items()
+    ]
+
+    anyio.run(lambda: run_batch(specs, ResultStore(str(out)), LocalExecutor(2)))
+
+    by_id = {r["id"]: r for r in results(out)}
+    change = "--- a/app.txt\n+++ b/app.txt\n@@ -1 +1,2 @@\n v1\n+x\n"
+    assert by_id["archive"]["status"] == by_id["git"]["status"] == "completed"
+    assert by_id["archive"]["diff"].endswith(change)
+    assert by_id["git"]["diff"].endswith(change)  # checked out at the first commit
+    assert (by_id["missing"]["status"], by_id["missing"]["error"]) == (
+        "error",
+        f"workspace dir {tmp_path / 'nope'}: not a directory",
+    )
