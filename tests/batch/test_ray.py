@@ -228,3 +228,44 @@ def test_a_worker_node_killed_mid_task_is_retried_once(cluster: Cluster, tmp_pat
     kept = sorted(out.glob("rollouts/*/rollout-*.jsonl"))
     assert sorted(str(p) for p in kept) == sorted(r["rollout"] for r in records)
     assert [rollout_ends(path) for path in kept] == ["complete", "complete"]
+
+
+def test_ctrl_c_twice_aborts_ray_tasks_without_recording_them(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """Runs after the node kill (only the head is left): the running task is cancelled, nothing
+    is recorded for it, and the command says how to resume."""
+    tasks = _tasks(tmp_path, 2, "sleep 60")
+    out = tmp_path / "out"
+    env = {**os.environ, **ENV, "MINI_CODEX_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen(
+        ["nsenter", f"--net={cluster.netns}", CLI, "batch", str(tasks), "--out", str(out),
+         "--executor", "ray", "--ray-address", cluster.address, "--workers", "2", "--json"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("rollouts/*/.attempt-*")):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no task started"
+            time.sleep(0.1)
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    assert proc.returncode == 130, stderr
+    assert stdout == ""
+    assert not (out / "results.jsonl").exists() or results(out) == []
+    assert "resume with: mini-codex batch" in stderr
+    for path in out.glob("rollouts/*/rollout-*.jsonl"):
+        assert rollout_ends(path) == "aborted"
