@@ -3,8 +3,9 @@ overhead per task against running ``mini-codex exec`` directly, and the 2-worker
 
 Every task is the same scripted, tool-bound agent run: one ``shell`` call that waits ``--tool-s``
 (default 1 s: a test run, a build step; tool time dominates, as in real agent tasks) and then a
-final answer with token usage. ``--tool-s 0.25`` shows the runner's own share growing. Each batch task gets a fresh copy of a small workspace, a start snapshot, a diff and its
-rollout uploaded to the result directory — the whole per-task path of ``mini-codex batch``.
+final answer with token usage. ``--tool-s 0.25`` shows the runner's own share growing. Each
+batch task gets a fresh copy of a small workspace, a start snapshot, a diff and its rollout
+uploaded to the result directory — the whole per-task path of ``mini-codex batch``.
 
 * ``local_1_tasks_per_s`` / ``local_2_tasks_per_s``: ``--tasks`` tasks (default 200) through
   ``run_batch`` with ``LocalExecutor(1)`` / ``LocalExecutor(2)``.

@@ -233,8 +233,8 @@ def test_a_worker_node_killed_mid_task_is_retried_once(cluster: Cluster, tmp_pat
 def test_ctrl_c_twice_aborts_ray_tasks_without_recording_them(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    """Runs after the node kill (only the head is left): the running task is cancelled, nothing
-    is recorded for it, and the command says how to resume."""
+    """Runs after the node kill (only the head is left): the running task is interrupted, its
+    rollout records the abort, nothing is recorded for it, and the command says how to resume."""
     tasks = _tasks(tmp_path, 2, "sleep 60")
     out = tmp_path / "out"
     env = {**os.environ, **ENV, "MINI_CODEX_HOME": str(tmp_path / "home")}
@@ -267,5 +267,6 @@ def test_ctrl_c_twice_aborts_ray_tasks_without_recording_them(
     assert stdout == ""
     assert not (out / "results.jsonl").exists() or results(out) == []
     assert "resume with: mini-codex batch" in stderr
-    for path in out.glob("rollouts/*/rollout-*.jsonl"):
-        assert rollout_ends(path) == "aborted"
+    rollouts = list(out.glob("rollouts/*/rollout-*.jsonl"))
+    assert rollouts
+    assert [rollout_ends(path) for path in rollouts] == ["aborted"] * len(rollouts)

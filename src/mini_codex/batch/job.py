@@ -38,7 +38,7 @@ from mini_codex.protocol.items import InputImage, InputText, Message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import ErrorEvent, SessionConfigured, SessionEvent
 
-__all__ = ["JobSpec", "ModelChoice", "Outcome", "TaskResult", "run_job", "run_job_blocking"]
+__all__ = ["JobSpec", "ModelChoice", "Outcome", "TaskResult", "run_job"]
 
 Outcome = Status | Literal["interrupted"]
 
@@ -268,8 +268,3 @@ async def _run_session(
     if why and final is None:  # (a deadline that passed as the turn ended does not count)
         return why[0], final
     return ("failed" if collector.error else "completed"), final
-
-
-def run_job_blocking(spec: JobSpec) -> dict[str, Any]:
-    """``run_job`` on a fresh event loop, as a JSON-able dict (for process and Ray workers)."""
-    return anyio.run(run_job, spec).to_json()
