@@ -65,5 +65,11 @@ def _register() -> None:
 
     app.add_typer(execpolicy_app, name="execpolicy")
 
+    from mini_codex.cli.ui_cmd import ui_command
+
+    app.command("ui", help="Inspect sessions in the browser: what the model saw at each step.")(
+        ui_command
+    )
+
 
 _register()

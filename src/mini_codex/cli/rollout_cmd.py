@@ -77,8 +77,19 @@ def inspect_command(
         bool,
         typer.Option("--events", help="Show every event line (by default only turn frames)."),
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write the browser inspector's view of the session as one self-contained file.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Show a timeline: turns, steps, items, world-state diffs, compactions and warnings."""
+    if html is not None:
+        _write_html(path, html)
+        return
     try:
         rollout = read_rollout(path)
     except MiniCodexError as error:
@@ -92,6 +103,22 @@ def inspect_command(
     )
     result = reconstruct(rollout.lines, rollout.stats)
     Console(highlight=False).print(render_timeline(timeline, path, result))
+
+
+def _write_html(path: Path, out: Path) -> None:
+    from mini_codex.web.export import export_html
+
+    try:
+        page = export_html(path)
+    except MiniCodexError as error:
+        _fail(error)
+    except OSError as error:
+        _fail(MiniCodexError(f"cannot read {path}: {error.strerror or error}"))
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as error:
+        _fail(MiniCodexError(f"cannot write {out}: {error.strerror or error}"))
+    typer.echo(f"wrote {out} ({len(page.encode())} bytes)")
 
 
 @rollout_app.command("verify")
