@@ -52,14 +52,8 @@ def servers_of(parent_pid: int) -> list[int]:
 def test_exec_oss_runs_a_turn_with_a_real_tool_call(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    args = [
-        str(MINI_CODEX),
-        "exec",
-        "--oss",
-        "--sandbox",
-        "workspace-write",
-        "--json-events=mini-codex",
-    ]
+    args = [str(MINI_CODEX), "exec", "--oss", "--sandbox", "workspace-write"]
+    args += ["--json-events=mini-codex"]
     args += ["-c", "llamacpp.n_ctx=4096", "Use the shell tool to run: ls"]
     process = subprocess.Popen(
         args,
@@ -111,14 +105,8 @@ def test_exec_oss_runs_a_turn_with_a_real_tool_call(tmp_path: Path) -> None:
 def test_ctrl_c_mid_turn_leaves_no_server_behind(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    args = [
-        str(MINI_CODEX),
-        "exec",
-        "--oss",
-        "--json-events=mini-codex",
-        "-c",
-        "llamacpp.n_ctx=2048",
-    ]
+    args = [str(MINI_CODEX), "exec", "--oss", "--json-events=mini-codex"]
+    args += ["-c", "llamacpp.n_ctx=2048"]
     process = subprocess.Popen(
         [*args, "Write a long story about the sea."],
         cwd=work,

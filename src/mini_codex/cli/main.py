@@ -65,16 +65,27 @@ def _register(argv: Sequence[str]) -> None:
         from mini_codex.cli.sessions_cmd import sessions_app
 
         app.add_typer(sessions_app, name="sessions")
+    if only in (None, "batch"):
+        from mini_codex.cli.batch_cmd import batch_command
+
+        app.command(
+            "batch", help="Run many tasks (TASKS.jsonl), locally or on a Ray cluster; resumable."
+        )(batch_command)
     if only in (None, "mcp"):
         from mini_codex.cli.mcp_cmd import mcp_app
 
         app.add_typer(mcp_app, name="mcp")
-
     if only in (None, "execpolicy"):
         from mini_codex.cli.execpolicy_cmd import execpolicy_app
 
         app.add_typer(execpolicy_app, name="execpolicy")
+    if only in (None, "ui"):
+        from mini_codex.cli.ui_cmd import ui_command
+
+        app.command("ui", help="Inspect sessions in the browser: what the model saw at each step.")(
+            ui_command
+        )
 
 
-_COMMANDS = ("exec", "resume", "rollout", "sessions", "mcp", "execpolicy")
+_COMMANDS = ("exec", "resume", "rollout", "sessions", "batch", "mcp", "execpolicy", "ui")
 _register(sys.argv)

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from mini_codex.cli.inspect_render import render_replay_summary, render_timeline
 from mini_codex.cli.inspect_timeline import build_timeline
+from mini_codex.cli.remote import local_copy
 from mini_codex.errors import MiniCodexError
 from mini_codex.rollout import read_rollout, reconstruct, replay_file
 from mini_codex.rollout.replay.verify import check_rollout
@@ -76,8 +77,19 @@ def inspect_command(
         bool,
         typer.Option("--events", help="Show every event line (by default only turn frames)."),
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            help="Write the browser inspector's view of the session as one self-contained file.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Show a timeline: turns, steps, items, world-state diffs, compactions and warnings."""
+    if html is not None:
+        _write_html(path, html)
+        return
     try:
         rollout = read_rollout(path)
     except MiniCodexError as error:
@@ -93,13 +105,39 @@ def inspect_command(
     Console(highlight=False).print(render_timeline(timeline, path, result))
 
 
+def _write_html(path: Path, out: Path) -> None:
+    from mini_codex.web.export import export_html
+
+    try:
+        page = export_html(path)
+    except MiniCodexError as error:
+        _fail(error)
+    except OSError as error:
+        _fail(MiniCodexError(f"cannot read {path}: {error.strerror or error}"))
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as error:
+        _fail(MiniCodexError(f"cannot write {out}: {error.strerror or error}"))
+    typer.echo(f"wrote {out} ({len(page.encode())} bytes)")
+
+
 @rollout_app.command("verify")
-def verify_command(path: PathArg) -> None:
+def verify_command(
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="A rollout file (.jsonl or .jsonl.zst), or its URL (s3://…, file://…).",
+            show_default=False,
+        ),
+    ],
+) -> None:
     """Check the ordering invariants I1, I3, I5 and I6; exit 1 naming the first violating line."""
     try:
-        rollout = read_rollout(path)
+        with local_copy(target) as local:
+            rollout = read_rollout(local)
     except MiniCodexError as error:
         _fail(error, code=2)
+    path = local if "://" not in target else target
     result = check_rollout(rollout.lines, line_numbers=rollout.line_numbers)
     for warning in rollout.warnings:
         typer.echo(f"{path}: warning: {warning}", err=True)

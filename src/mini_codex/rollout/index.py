@@ -121,8 +121,12 @@ class RefreshResult:
 class SessionIndex:
     """The session index of one home directory (see module docs). Not thread-safe."""
 
-    def __init__(self, home: Path, *, db_path: Path | None = None) -> None:
+    def __init__(
+        self, home: Path, *, db_path: Path | None = None, subdir: str = "sessions"
+    ) -> None:
         self.home = home
+        self.subdir = subdir
+        """The folder under ``home`` holding the rollouts (``rollouts`` for a batch's DEST)."""
         self.db_path = db_path if db_path is not None else home / INDEX_FILENAME
         self.notices: builtins.list[str] = []
         """One line per recovery from a damaged database (the CLI prints them)."""
@@ -191,7 +195,7 @@ class SessionIndex:
         added = updated = unchanged = 0
         seen: set[str] = set()
         with self._db:
-            for path in _rollout_files(self.home / "sessions"):
+            for path in _rollout_files(self.home / self.subdir):
                 try:
                     stat = path.stat()
                 except OSError:

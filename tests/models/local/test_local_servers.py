@@ -155,7 +155,9 @@ def test_exec_oss_with_ollama_runs_a_turn_on_the_users_server(tmp_path: Path) ->
         config = (
             f'oss_provider = "ollama"\n[model_providers.ollama]\nbase_url = "{server.base_url}"\n'
         )
-        result = run_cli(tmp_path, config, "--oss", "-m", "qwen3:8b", "--json", "say hi")
+        result = run_cli(
+            tmp_path, config, "--oss", "-m", "qwen3:8b", "--json-events=mini-codex", "say hi"
+        )
         chat = [body for method, path, body in server.requests if path == "/v1/chat/completions"]
     assert (result.exit_code, result.stderr) == (0, "")
     assert "note:" not in result.output  # no demo-model notice for the user's own model

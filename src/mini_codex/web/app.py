@@ -1,0 +1,114 @@
+"""The HTTP app: the JSON API (docs/ui.md), Server-Sent Events for live files, the static pages.
+
+Read-only: GET only, rollout files are never opened for writing. Blocking work (the index, reading
+and replaying files) runs in worker threads. The access-token guard wraps everything when a token
+is set (``auth.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from mini_codex.errors import MiniCodexError
+from mini_codex.web.auth import ASGIApp, TokenGuard
+from mini_codex.web.inspector import Inspector, NotFound
+
+__all__ = ["POLL_INTERVAL_S", "create_app", "static_text"]
+
+POLL_INTERVAL_S = 0.25
+"""How often a followed rollout is checked for growth."""
+_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+
+
+def static_text(name: str) -> str:
+    return files("mini_codex.web").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(data), status, media_type="application/json")
+
+
+def create_app(inspector: Inspector, token: str | None = None) -> ASGIApp:
+    async def call(function: Any, *args: Any) -> Response:
+        try:
+            return _json(await anyio.to_thread.run_sync(function, *args))
+        except NotFound as error:
+            return _json({"error": str(error)}, 404)
+        except (MiniCodexError, OSError) as error:
+            return _json({"error": " ".join(str(error).split())}, 422)
+
+    async def sessions(request: Request) -> Response:
+        return await call(inspector.sessions)
+
+    async def session(request: Request) -> Response:
+        before = request.query_params.get("before")
+        start = int(before) if before is not None and before.isdigit() else None
+        return await call(inspector.session, request.path_params["id"], start)
+
+    async def world_state(request: Request) -> Response:
+        params = request.path_params
+        return await call(inspector.step_world_state, params["id"], params["step_id"])
+
+    async def step_request(request: Request) -> Response:
+        params = request.path_params
+        return await call(inspector.step_request, params["id"], params["step_id"])
+
+    async def events(request: Request) -> Response:
+        try:
+            path = await anyio.to_thread.run_sync(inspector.path_of, request.path_params["id"])
+        except NotFound as error:
+            return _json({"error": str(error)}, 404)
+        return StreamingResponse(
+            _follow(path, request),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache"},
+        )
+
+    async def page(request: Request) -> Response:
+        return Response(static_text("index.html"), media_type="text/html")
+
+    async def asset(request: Request) -> Response:
+        name = request.path_params["name"]
+        suffix = Path(name).suffix
+        if name not in ("app.js", "app.css"):
+            return Response("not found", 404)
+        return Response(static_text(name), media_type=_TYPES[suffix])
+
+    app = Starlette(
+        routes=[
+            Route("/", page),
+            Route("/static/{name}", asset),
+            Route("/api/sessions", sessions),
+            Route("/api/sessions/{id}", session),
+            Route("/api/sessions/{id}/steps/{step_id}/world_state", world_state),
+            Route("/api/sessions/{id}/steps/{step_id}/request", step_request),
+            Route("/api/sessions/{id}/events", events),
+        ]
+    )
+    return TokenGuard(app, token)
+
+
+async def _follow(path: Path, request: Request) -> AsyncIterator[bytes]:
+    """``size`` events whenever the file grows (and once at the start), until the client leaves."""
+    last = -1
+    yield b"retry: 1000\n\n"
+    while not await request.is_disconnected():
+        try:
+            size = (await anyio.Path(path).stat()).st_size
+        except OSError:
+            size = -1
+        if size != last:
+            last = size
+            yield f"event: size\ndata: {json.dumps({'size': size})}\n\n".encode()
+        await anyio.sleep(POLL_INTERVAL_S)

@@ -1,0 +1,221 @@
+"""The inspector's data: sessions, a session's timeline, a step's world state and request.
+
+What belongs here: the JSON documents the API serves and the HTML export embeds, built from the
+session index (``rollout.index``, its public API only) and the rollout files (read-only, through
+``source.py`` and the replay core). What does not: HTTP, auth (``app.py``, ``auth.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mini_codex.errors import MiniCodexError
+from mini_codex.protocol import SessionMetaLine
+from mini_codex.rollout.index import SessionIndex, SessionInfo
+from mini_codex.rollout.paths import ROLLOUT_SUFFIXES, parse_rollout_filename
+from mini_codex.web.diff import diff_states
+from mini_codex.web.request import build_request
+from mini_codex.web.session_view import build_view
+from mini_codex.web.source import (
+    WHOLE_FILE_BYTES,
+    Window,
+    first_model,
+    read_first_line,
+    read_window,
+    read_window_at,
+)
+from mini_codex.web.view_model import SessionView, StepView
+
+__all__ = ["Inspector", "NotFound", "load_file_view"]
+
+
+class NotFound(MiniCodexError):
+    """No such session or step."""
+
+
+@dataclass(frozen=True)
+class Loaded:
+    window: Window
+    view: SessionView
+
+
+def load_file_view(
+    path: Path,
+    before: int | None = None,
+    at: int | None = None,
+    *,
+    whole_limit: int = WHOLE_FILE_BYTES,
+) -> Loaded:
+    """The window ending at ``before`` (default: the newest), or the one holding offset ``at``."""
+    if at is not None:
+        window = read_window_at(path, at, whole_limit=whole_limit)
+    else:
+        window = read_window(path, before, whole_limit=whole_limit)
+    view = build_view(window.lines, window.refs, continued=window.start > 0)
+    view.warnings[:0] = list(window.warnings)
+    if view.meta is None and window.start > 0:
+        first = read_first_line(path)
+        if isinstance(first, SessionMetaLine):
+            view.meta = first.payload.to_json()
+    return Loaded(window, view)
+
+
+class Inspector:
+    """Read-only access to the sessions under ``home`` (the index lives at ``db_path``)."""
+
+    def __init__(
+        self, home: Path, db_path: Path | None = None, *, whole_limit: int = WHOLE_FILE_BYTES
+    ) -> None:
+        self.home = home
+        self.db_path = db_path
+        self.whole_limit = whole_limit
+        """Files up to this many bytes are read whole; larger ones in checkpoint windows."""
+        self._lock = threading.Lock()
+        self._cache: dict[tuple[Any, ...], Loaded] = {}
+        self._models: dict[tuple[str, int, int], str | None] = {}
+
+    # --- sessions --------------------------------------------------------------------------------
+
+    def sessions(self) -> list[dict[str, Any]]:
+        with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
+            index.refresh()
+            infos = index.list()
+        return [{**_session_json(info), "model": self._model_of(info)} for info in infos]
+
+    def _model_of(self, info: SessionInfo) -> str | None:
+        key = (str(info.path), info.size, info.mtime_ns)
+        with self._lock:
+            if key in self._models:
+                return self._models[key]
+        model = first_model(info.path) if info.error is None else None
+        with self._lock:
+            self._models[key] = model
+        return model
+
+    def path_of(self, session_id: str) -> Path:
+        """The rollout of ``session_id``: from the index, else from a file named after it
+        (without indexing: opening a session must not wait for the index to read big files),
+        else from a refreshed index."""
+        with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
+            found = [info.path for info in index.find(session_id) if info.id == session_id]
+        found = [path for path in found if path.is_file()] or _named(self.home, session_id)
+        if not found:
+            with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
+                index.refresh()
+                found = [info.path for info in index.find(session_id) if info.id == session_id]
+        if not found:
+            raise NotFound(f"no session {session_id}")
+        return found[0]
+
+    # --- one session -----------------------------------------------------------------------------
+
+    def load(self, path: Path, before: int | None = None, at: int | None = None) -> Loaded:
+        stat = path.stat()
+        key = (str(path), before, at, stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        loaded = load_file_view(path, before, at, whole_limit=self.whole_limit)
+        with self._lock:
+            if len(self._cache) > 16:
+                self._cache.clear()
+            self._cache[key] = loaded
+        return loaded
+
+    def session(self, session_id: str, before: int | None = None) -> dict[str, Any]:
+        path = self.path_of(session_id)
+        return session_document(session_id, path, self.load(path, before))
+
+    def step_world_state(self, session_id: str, step_id: str) -> dict[str, Any]:
+        path = self.path_of(session_id)
+        return world_state_document(self._step(path, step_id)[1])
+
+    def step_request(self, session_id: str, step_id: str) -> dict[str, Any]:
+        path = self.path_of(session_id)
+        loaded, step = self._step(path, step_id)
+        return request_document(loaded, step)
+
+    def _step(self, path: Path, step_id: str) -> tuple[Loaded, StepView]:
+        if not step_id.startswith("o") or not step_id[1:].isdigit():
+            raise NotFound(f"no step {step_id}")
+        loaded = self.load(path, at=int(step_id[1:]))
+        step = loaded.view.steps.get(step_id)
+        if step is None:
+            raise NotFound(f"no step {step_id}")
+        return loaded, step
+
+
+def _named(home: Path, session_id: str) -> list[Path]:
+    sessions = home / "sessions"
+    if not sessions.is_dir():
+        return []
+    return [
+        path
+        for suffix in ROLLOUT_SUFFIXES
+        for path in sessions.rglob(f"rollout-*-{session_id}{suffix}")
+        if (parsed := parse_rollout_filename(path.name)) is not None
+        and parsed.thread_id == session_id
+    ]
+
+
+def session_document(session_id: str, path: Path, loaded: Loaded) -> dict[str, Any]:
+    window = loaded.window
+    document = loaded.view.to_json()
+    tokens = [
+        {
+            "step_id": step.step_id,
+            "total_tokens": (step.token_usage or {}).get("total_tokens"),
+            "input_tokens": (step.token_usage or {}).get("input_tokens"),
+        }
+        for step in loaded.view.steps.values()
+    ]
+    document.update(
+        id=session_id,
+        path=str(path),
+        page={
+            "start": window.start,
+            "end": window.end,
+            "previous": window.previous,
+            "size": window.size,
+            "whole_file": window.whole,
+        },
+        tokens=tokens,
+        stats={
+            "lines": window.stats.lines,
+            "bad_lines": window.stats.bad_lines,
+            "unknown_items": window.stats.unknown_items,
+        },
+    )
+    return document
+
+
+def world_state_document(step: StepView) -> dict[str, Any]:
+    return {
+        "step_id": step.step_id,
+        "world_state": step.world_state,
+        "previous": step.previous_world_state,
+        "diff": diff_states(step.previous_world_state, step.world_state),
+    }
+
+
+def request_document(loaded: Loaded, step: StepView) -> dict[str, Any]:
+    lines = loaded.window.lines[: step.request_index]
+    return {"step_id": step.step_id, **build_request(lines, step.world_state, step.model)}
+
+
+def _session_json(info: SessionInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "path": str(info.path),
+        "cwd": info.cwd,
+        "started": info.created,
+        "updated": info.updated,
+        "first_prompt": info.first_user_message,
+        "turns": info.turn_count,
+        "size": info.size,
+        "error": info.error,
+    }

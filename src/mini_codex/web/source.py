@@ -1,0 +1,266 @@
+"""Reading a rollout for the inspector: whole, or in windows that start at a checkpoint.
+
+What belongs here: raw lines with their byte offsets, the window of a large file that starts at
+its newest compaction or checkpoint (found by reading backwards, so opening a 1M-line file costs
+the tail, not the file), and the previous window for paging. What does not: what the lines mean
+(``session_view.py``), replay rules (``rollout/replay``). Read-only: files are never written.
+
+A file up to :data:`WHOLE_FILE_BYTES` is read whole (exact line numbers). A larger plain file is
+read in windows: a window starts at a ``compacted`` line (a compaction or a checkpoint, after
+which the history and the world-state baseline are restored from the file itself) and ends where
+the next window starts. Its lines carry byte offsets, and line numbers when the window starts
+within :data:`NUMBERED_PREFIX_BYTES` (newlines before it are counted). Compressed files
+(``.jsonl.zst``) are always read whole; their lines' "offsets" are their line numbers.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from mini_codex.protocol import RolloutLine, TurnContextLine
+from mini_codex.rollout.reader import (
+    ZSTD_SUFFIX,
+    check_header,
+    check_schema,
+    first_session_meta,
+    iter_raw_lines,
+)
+from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
+from mini_codex.web.view_model import LineRef
+
+__all__ = ["WHOLE_FILE_BYTES", "Window", "read_window"]
+
+WHOLE_FILE_BYTES = 4 * 1024 * 1024
+"""Files up to this size are read whole; larger ones in checkpoint windows."""
+NUMBERED_PREFIX_BYTES = 64 * 1024 * 1024
+"""A window starting this far into a file or less gets line numbers (newlines are counted)."""
+_BLOCK = 1 << 20
+_COMPACTED = b'"type":"compacted"'
+
+
+@dataclass(frozen=True)
+class Window:
+    """Decoded lines of a file (or of one window of it)."""
+
+    lines: tuple[RolloutLine, ...]
+    refs: tuple[LineRef, ...]
+    stats: ReadStats
+    warnings: tuple[str, ...]
+    start: int
+    """Byte offset of the window's first line (0: the file start)."""
+    end: int
+    """Byte offset just past the window's last complete line."""
+    previous: int | None
+    """Start of the window before this one (None: this is the first)."""
+    size: int
+    whole: bool
+
+
+def read_window(
+    path: Path, before: int | None = None, *, whole_limit: int = WHOLE_FILE_BYTES
+) -> Window:
+    """The window ending at ``before`` (default: the end of the file, i.e. the newest window).
+
+    A file of at most ``whole_limit`` bytes is one window (read whole)."""
+    check_header(path)  # not a rollout (or a FIFO, a device): one clear error, nothing read
+    if path.name.endswith(ZSTD_SUFFIX):
+        return _read_compressed(path)
+    size = path.stat().st_size
+    if size <= whole_limit:
+        return _decode(path, 0, size, None, size, first_line=1)
+    end = size if before is None else min(before, size)
+    start = _compaction_before(path, end)
+    previous = _compaction_before(path, start) if start > 0 else None
+    return _decode(path, start, end, previous, size, first_line=_line_at(path, start))
+
+
+def read_window_at(path: Path, offset: int, *, whole_limit: int = WHOLE_FILE_BYTES) -> Window:
+    """The window holding the line at byte ``offset``."""
+    check_header(path)
+    if path.name.endswith(ZSTD_SUFFIX):
+        return _read_compressed(path)
+    size = path.stat().st_size
+    if size <= whole_limit:
+        return _decode(path, 0, size, None, size, first_line=1)
+    start = _compaction_before(path, offset + 1)
+    end = _compaction_after(path, start, size)
+    previous = _compaction_before(path, start) if start > 0 else None
+    return _decode(path, start, end, previous, size, first_line=_line_at(path, start))
+
+
+def read_first_line(path: Path) -> RolloutLine | None:
+    """The file's first line, decoded (the ``session_meta`` of a window read from the middle)."""
+    with path.open("rb") as handle:
+        first = handle.readline(_BLOCK * 64)
+    return decode_raw(first, ReadStats()) if first.strip() else None
+
+
+def first_model(path: Path, limit: int = _BLOCK) -> str | None:
+    """The model of the first ``turn_context`` in the first ``limit`` bytes (the session list)."""
+    if path.name.endswith(ZSTD_SUFFIX):
+        return None
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(limit)
+    except OSError:
+        return None
+    for raw in head.splitlines():
+        if b'"turn_context"' in raw[:200]:
+            line = decode_raw(raw, ReadStats())
+            if isinstance(line, TurnContextLine) and line.payload.model:
+                return line.payload.model
+    return None
+
+
+def decode_raw(raw: bytes, stats: ReadStats) -> RolloutLine | None:
+    obj = parse_json(raw)
+    if obj is INVALID_JSON:
+        stats.lines += 1
+        stats.bad_lines += 1
+        return None
+    return decode_line(obj, stats)
+
+
+def _line_at(path: Path, offset: int) -> int | None:
+    """The 1-based number of the line starting at ``offset`` (None: too far in to count)."""
+    if offset > NUMBERED_PREFIX_BYTES:
+        return None
+    count = 0
+    with path.open("rb") as handle:
+        remaining = offset
+        while remaining > 0:
+            block = handle.read(min(_BLOCK * 8, remaining))
+            if not block:
+                break
+            count += block.count(b"\n")
+            remaining -= len(block)
+    return count + 1
+
+
+def _decode(
+    path: Path, start: int, end: int, previous: int | None, size: int, *, first_line: int | None
+) -> Window:
+    stats = ReadStats()
+    warnings: list[str] = []
+    lines: list[RolloutLine] = []
+    refs: list[LineRef] = []
+    with path.open("rb") as handle:
+        handle.seek(start)
+        data = handle.read(end - start)
+    offset = start
+    numbered = first_line is not None
+    number = (first_line or 1) - 1
+    for raw in io.BytesIO(data).readlines():
+        number += 1
+        here = offset
+        offset += len(raw)
+        if not raw.strip():
+            continue
+        label = f"line {number}" if numbered else f"offset {here}"
+        bad = stats.bad_lines
+        line = decode_raw(raw, stats)
+        if stats.bad_lines > bad:
+            warnings.append(f"{label}: not a valid rollout line, skipped")
+        if line is not None:
+            lines.append(line)
+            refs.append(LineRef(here, number if numbered else None))
+    if start == 0:
+        if stats.lines == 0:
+            from mini_codex.errors import RolloutError
+
+            raise RolloutError(f"empty session file: {path}")
+        check_schema(first_session_meta(lines), path)
+    return Window(
+        tuple(lines),
+        tuple(refs),
+        stats,
+        tuple(warnings),
+        start,
+        offset,
+        previous,
+        size,
+        start == 0 and offset >= size,
+    )
+
+
+def _read_compressed(path: Path) -> Window:
+    stats = ReadStats()
+    warnings: list[str] = []
+    lines: list[RolloutLine] = []
+    refs: list[LineRef] = []
+    offset = 0
+    for number, raw in iter_raw_lines(path, warnings):
+        bad = stats.bad_lines
+        line = decode_raw(raw, stats)
+        if stats.bad_lines > bad:
+            warnings.append(f"line {number}: not a valid rollout line, skipped")
+        if line is not None:
+            lines.append(line)
+            refs.append(LineRef(number, number))
+        offset = number
+    check_schema(first_session_meta(lines), path)
+    size = path.stat().st_size
+    return Window(tuple(lines), tuple(refs), stats, tuple(warnings), 0, offset, None, size, True)
+
+
+def _compaction_before(path: Path, end: int) -> int:
+    """Byte offset of the newest ``compacted`` line starting before ``end`` (0 if none)."""
+    with path.open("rb") as handle:
+        position = end
+        tail = b""
+        while position > 0:
+            step = min(_BLOCK, position)
+            position -= step
+            handle.seek(position)
+            block = handle.read(step) + tail
+            # Only whole lines are searched: keep the partial first line for the next block.
+            first_newline = block.find(b"\n") if position > 0 else -1
+            searchable = block[first_newline + 1 :]
+            base = position + first_newline + 1
+            found = _last_compacted_line(searchable, base, end)
+            if found is not None:
+                return found
+            tail = block[: first_newline + 1]
+        return 0
+
+
+def _compaction_after(path: Path, start: int, size: int) -> int:
+    """Byte offset of the first ``compacted`` line after the one at ``start`` (``size``: none)."""
+    with path.open("rb") as handle:
+        handle.seek(start)
+        first = handle.readline()
+        position = start + len(first)
+        while position < size:
+            block = handle.read(_BLOCK)
+            if not block:
+                break
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                block += handle.readline()
+                cut = len(block)
+            else:
+                handle.seek(position + cut)
+            index = 0
+            for raw in io.BytesIO(block[:cut]).readlines():
+                head = raw[: raw.find(b'"payload"')] if b'"payload"' in raw else raw[:200]
+                if _COMPACTED in head:
+                    return position + index
+                index += len(raw)
+            position += cut
+        return size
+
+
+def _last_compacted_line(block: bytes, base: int, end: int) -> int | None:
+    index = len(block)
+    while True:
+        index = block.rfind(_COMPACTED, 0, index)
+        if index < 0:
+            return None
+        line_start = block.rfind(b"\n", 0, index) + 1
+        if base + line_start < end and block[line_start:index].lstrip().startswith(b"{"):
+            head = block[line_start:index]
+            if b'"payload"' not in head:  # the envelope's own type, not a nested one
+                return base + line_start
+        index = line_start
