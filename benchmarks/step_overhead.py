@@ -19,6 +19,11 @@ of a capture) and the request hook: the median time of each stretch of a step, p
 scan and the AGENTS.md lookup run in worker threads, which is why a cProfile of the event loop
 does not show them; these stretches do.)
 
+The request path (``request_path.py``, issue 13): harness time per step with the real
+Responses provider against a local server, at step 1 and with ``--history-mb`` (50) MB of
+history, against the budget 1.5 × step 1 + the raw POST of the body; and the time from spawning
+``mini-codex exec --json`` to the first byte of its first request.
+
 Prints a table and, as the final line, one JSON object:
 ``{"small_ms": …, "large_100k_ms": …, "steps": …}`` (plus first-step, p90 and per-stretch medians).
 
@@ -46,6 +51,7 @@ from mini_codex.runtime.session import Session, SessionOptions, default_tools
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
+from request_path import first_request_byte_s, long_history
 
 FILES_PER_DIR = 50
 STRETCHES = {
@@ -152,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--small-files", type=int, default=20)
     parser.add_argument("--dir", default=None, help="where to build the workspaces")
+    parser.add_argument("--history-mb", type=float, default=50.0)
+    parser.add_argument("--history-steps", type=int, default=20)
     args = parser.parse_args(argv)
     base = args.dir
     if base is None and os.access("/dev/shm", os.W_OK):
@@ -192,9 +200,26 @@ def main(argv: list[str] | None = None) -> int:
         small_ms = results["small"].stretches_ms.get(key, float("nan"))
         large_ms = results["large"].stretches_ms.get(key, float("nan"))
         print(f"{label:<58} {small_ms:>9.3f} {large_ms:>9.3f}")
+    history = long_history(args.history_steps, args.history_mb)
+    first_byte_s = first_request_byte_s()
+    print()
+    print(
+        f"request path, real Responses provider + local server, {args.history_steps} steps: "
+        f"step 1 {history['history_step1_ms']:.1f} ms/step, with "
+        f"{history['history_long_body_mb']:.0f} MB of history {history['history_long_ms']:.1f} "
+        f"ms/step (budget 1.5 x step 1 + raw POST of the body "
+        f"{history['history_raw_post_ms']:.1f} ms = {history['history_budget_ms']:.1f} ms)"
+    )
+    print(
+        f"  (for context: the same body POSTed through httpx2.AsyncClient: "
+        f"{history['history_async_post_ms']:.1f} ms)"
+    )
+    print(f"time to first request byte (mini-codex exec --json): {first_byte_s:.3f} s")
     print(
         json.dumps(
             {
+                **history,
+                "first_request_byte_s": round(first_byte_s, 3),
                 "small_ms": round(results["small"].median, 3),
                 "large_100k_ms": round(results["large"].median, 3),
                 "steps": args.steps,

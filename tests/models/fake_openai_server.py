@@ -49,6 +49,8 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: JsonDict
+    raw: bytes = b""
+    """The request body exactly as received."""
 
 
 # --- body builders ------------------------------------------------------------------------------
@@ -251,7 +253,9 @@ def chat_usage(prompt_tokens: int, completion_tokens: int) -> JsonDict:
 class FakeOpenAIServer:
     """Serves scripted replies in order; ``url`` is the ``base_url`` (``.../v1``)."""
 
-    def __init__(self, replies: Sequence[Reply] = ()) -> None:
+    def __init__(self, replies: Sequence[Reply] = (), *, parse_bodies: bool = True) -> None:
+        self.parse_bodies = parse_bodies
+        """False: keep only the raw bytes (benchmarks with very large bodies)."""
         self.replies: deque[Reply] = deque(replies)
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -300,7 +304,8 @@ class FakeOpenAIServer:
                     path=parts.path,
                     query=parse_qs(parts.query),
                     headers={k.lower(): v for k, v in self.headers.items()},
-                    body=json.loads(raw) if raw else {},
+                    body=json.loads(raw) if raw and server.parse_bodies else {},
+                    raw=raw,
                 )
                 reply = server._next(recorded)
                 self._send(reply)
@@ -331,8 +336,10 @@ class FakeOpenAIServer:
 
 
 @contextmanager
-def serve(replies: Sequence[Reply] = ()) -> Iterator[FakeOpenAIServer]:
-    server = FakeOpenAIServer(replies).start()
+def serve(
+    replies: Sequence[Reply] = (), *, parse_bodies: bool = True
+) -> Iterator[FakeOpenAIServer]:
+    server = FakeOpenAIServer(replies, parse_bodies=parse_bodies).start()
     try:
         yield server
     finally:

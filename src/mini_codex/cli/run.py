@@ -5,13 +5,13 @@ from __future__ import annotations
 import signal
 import sys
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, TextIO
 
 import anyio
 import orjson
 import typer
-from rich.console import Console
 
 from mini_codex.cli.approval_prompt import terminal_callback
 from mini_codex.cli.env import (
@@ -40,7 +40,6 @@ from mini_codex.cli.exec_extras import (
     turn_input,
 )
 from mini_codex.cli.oss import LocalProviderOpt, OssFlags, OssOpt, open_local_model
-from mini_codex.cli.render import render_event
 from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
 from mini_codex.models.base import ModelClient, Prompt
@@ -54,6 +53,9 @@ from mini_codex.protocol.session_events import (
 )
 
 if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
+    from rich.console import Console
+
+    from mini_codex.models.trace_line import TraceLineEncoder
     from mini_codex.runtime.session import Session
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
@@ -148,10 +150,16 @@ class _Output:
         """Codex's exec events (printed with ``--json``); also tracks the final message."""
         self.stdout = stdout
         self.trace = trace
-        self.console = Console(file=stdout, highlight=False, soft_wrap=True)
         self.errors = 0
         self.streaming = False
         """True while an assistant message is being streamed delta by delta."""
+
+    @cached_property
+    def console(self) -> Console:
+        """Created on first human output: ``--json`` runs never import rich (start-up)."""
+        from rich.console import Console
+
+        return Console(file=self.stdout, highlight=False, soft_wrap=True)
 
     def event(self, event: SessionEvent) -> None:
         if isinstance(event, ErrorEvent):
@@ -173,13 +181,22 @@ class _Output:
             self.console.print()
             if _is_assistant_message(event):
                 return  # already shown as it streamed
+        from mini_codex.cli.render import render_event
+
         text = render_event(event)
         if text is not None:
             self.console.print(text)
 
+    @cached_property
+    def trace_lines(self) -> TraceLineEncoder:
+        from mini_codex.models.trace_line import TraceLineEncoder
+
+        return TraceLineEncoder()
+
     def request(self, prompt: Prompt) -> None:
         if self.trace is not None:
-            self.trace.write(orjson.dumps(prompt.to_trace_json()).decode() + "\n")
+            # Byte for byte orjson.dumps(prompt.to_trace_json()), items encoded once each.
+            self.trace.write(self.trace_lines.line(prompt).decode() + "\n")
             self.trace.flush()
 
 

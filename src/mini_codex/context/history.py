@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mini_codex.context.contextual import is_user_input_message
-from mini_codex.context.normalize import normalize_history, paired_call_id
+from mini_codex.context.normalize import PairingIndex, normalize_history, paired_call_id
 from mini_codex.protocol.items import ResponseItem
 from mini_codex.protocol.rollout import WorldStateItem
 from mini_codex.world_state.fragment import Fragment
@@ -52,6 +52,8 @@ class ContextManager:
     ) -> None:
         self._items: list[ResponseItem] = list(items)
         self._baseline = world_state_baseline
+        self._pairing: PairingIndex | None = None
+        """Call/output keys of ``_items``, built on first use, kept up to date on appends."""
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -70,13 +72,20 @@ class ContextManager:
 
     def for_prompt(self) -> list[ResponseItem]:
         """The history to send to the model: normalized, stored items left untouched."""
+        if self._pairing is None:
+            self._pairing = PairingIndex(self._items)
+        if self._pairing.balanced:
+            return list(self._items)  # what normalize_history returns, without the walk
         return normalize_history(self._items)
 
     # --- appending (keeps the baseline) -----------------------------------------------------
 
     def record_items(self, items: Iterable[ResponseItem]) -> None:
         """Append items to history. Never touches the baseline."""
+        start = len(self._items)
         self._items.extend(items)
+        if self._pairing is not None:
+            self._pairing.add(self._items[start:])
 
     # --- rewriting (clears the baseline) ----------------------------------------------------
 
@@ -84,6 +93,7 @@ class ContextManager:
         """Replace the whole history (compaction, resume install, rollback); clears the baseline."""
         self._items = list(items)
         self._baseline = None
+        self._pairing = None
 
     def remove_first_item(self) -> ResponseItem | None:
         """Drop the oldest item (and the other half of its call/output pair); clears the baseline.
@@ -91,6 +101,7 @@ class ContextManager:
         Returns the removed item, or ``None`` when history was empty.
         """
         self._baseline = None
+        self._pairing = None
         if not self._items:
             return None
         removed = self._items.pop(0)

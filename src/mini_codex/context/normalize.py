@@ -26,7 +26,7 @@ from mini_codex.protocol.items import (
     UnknownItem,
 )
 
-__all__ = ["ABORTED_OUTPUT", "normalize_history", "paired_call_id"]
+__all__ = ["ABORTED_OUTPUT", "PairingIndex", "normalize_history", "paired_call_id"]
 
 ABORTED_OUTPUT = "aborted"
 """The output text synthesized for a tool call that never got an answer."""
@@ -102,3 +102,40 @@ def normalize_history(items: Sequence[ResponseItem]) -> list[ResponseItem]:
         else:
             normalized.append(item)
     return normalized
+
+
+class PairingIndex:
+    """The call and output keys of a growing history, kept up to date on appends.
+
+    ``balanced`` is true when every call has an output and every output its call: then
+    ``normalize_history`` would return the items unchanged, so a long history is not walked
+    again at every step (issue 13). Only appends can be indexed; rewrites build a new index.
+    """
+
+    def __init__(self, items: Sequence[ResponseItem] = ()) -> None:
+        self._calls: set[tuple[str, str]] = set()
+        self._outputs: set[tuple[str, str]] = set()
+        self._unmatched: set[tuple[str, str]] = set()
+        self.add(items)
+
+    def add(self, items: Sequence[ResponseItem]) -> None:
+        for item in items:
+            if (key := _call_key(item)) is not None:
+                self._note(key, self._calls, self._outputs)
+            elif (key := _output_key(item)) is not None:
+                self._note(key, self._outputs, self._calls)
+
+    def _note(
+        self, key: tuple[str, str], mine: set[tuple[str, str]], other: set[tuple[str, str]]
+    ) -> None:
+        if key in mine:
+            return
+        mine.add(key)
+        if key in other:
+            self._unmatched.discard(key)
+        else:
+            self._unmatched.add(key)
+
+    @property
+    def balanced(self) -> bool:
+        return not self._unmatched

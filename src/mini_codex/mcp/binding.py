@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -40,10 +40,12 @@ from mini_codex.mcp.catalog import (
     model_parameters,
     namespace_description,
 )
-from mini_codex.mcp.client import McpConnection
 from mini_codex.mcp.errors import McpError
 from mini_codex.mcp.naming import QualifiedTool, qualify_tools, sanitize_name_part, server_namespace
 from mini_codex.mcp.results import McpCallOutcome, call_result_output
+
+if TYPE_CHECKING:  # the client module imports the MCP SDK (~0.5 s), loaded only when used
+    from mini_codex.mcp.client import McpConnection
 
 __all__ = [
     "BoundTool",

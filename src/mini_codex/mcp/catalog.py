@@ -16,12 +16,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types
 from pydantic import ValidationError
 
 from mini_codex.config import McpServerConfig
+
+if TYPE_CHECKING:  # the MCP types (~0.1 s to import) load with the first MCP use
+    import mcp_types
 
 __all__ = [
     "ServerCatalog",
@@ -60,6 +62,8 @@ class ServerCatalog:
         title, instructions = data.get("title"), data.get("instructions")
         if not isinstance(title, str | None) or not isinstance(instructions, str | None):
             raise ValueError("bad title or instructions")
+        import mcp_types
+
         try:
             tools = tuple(mcp_types.Tool.model_validate(tool) for tool in data["tools"])
         except ValidationError as exc:

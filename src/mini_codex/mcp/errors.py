@@ -20,11 +20,12 @@ from contextlib import contextmanager
 from typing import Literal
 
 import httpx2
-import mcp_types
-from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from mini_codex.errors import MiniCodexError
+
+# The MCP SDK (``mcp``, ~0.5 s to import) is imported inside the functions that inspect its
+# exceptions: a session without MCP servers never loads it (issue 13, start-up).
 
 __all__ = [
     "McpCallError",
@@ -68,6 +69,8 @@ def _leaf(exc: BaseException) -> BaseException:
 
 def describe_exception(exc: BaseException) -> str:
     """A one-line, human description of a foreign exception."""
+    from mcp.shared.exceptions import MCPError  # the SDK only when it is in use (issue 13)
+
     leaf = _leaf(exc)
     if isinstance(leaf, MCPError):
         return f"{leaf.error.message} (code {leaf.error.code})"
@@ -87,6 +90,9 @@ def is_error(exc: BaseException) -> bool:
 
 
 def is_connection_closed(exc: BaseException) -> bool:
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
+
     leaf = _leaf(exc)
     if isinstance(leaf, MCPError):
         return leaf.error.code == mcp_types.CONNECTION_CLOSED
@@ -94,6 +100,9 @@ def is_connection_closed(exc: BaseException) -> bool:
 
 
 def is_timeout(exc: BaseException) -> bool:
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
+
     leaf = _leaf(exc)
     if isinstance(leaf, MCPError):
         return leaf.error.code == mcp_types.REQUEST_TIMEOUT

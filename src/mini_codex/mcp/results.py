@@ -9,10 +9,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types
 import orjson
+
+if TYPE_CHECKING:  # the MCP types (~0.1 s to import) load with the first MCP use
+    import mcp_types
 
 __all__ = ["McpCallOutcome", "call_result_output"]
 

@@ -58,12 +58,14 @@ from mini_codex.models.base import (
     TokenUsage,
     json_schema_format,
 )
+from mini_codex.models.chat_body import chat_request_bytes, post_chat_stream
 from mini_codex.models.errors import InvalidRequest, ProviderError, stream_closed_early
 from mini_codex.models.openai_sdk import (
     OpenAISdkClient,
     map_openai_errors,
     next_event,
 )
+from mini_codex.models.sse_view import view
 from mini_codex.models.tokens import estimate_usage
 from mini_codex.models.tool_envelope import (
     MessageStreamer,
@@ -470,13 +472,19 @@ class ChatCompletionsClient(OpenAISdkClient):
                 key: value for key, value in format_.items() if key != "type"}}  # fmt: skip
         return body
 
+    def request_bytes(self, prompt: Prompt) -> bytes:
+        """The JSON body the SDK would send for ``request_body`` (with ``stream``)."""
+        return chat_request_bytes(self.request_body(prompt))
+
     async def _create(self, prompt: Prompt) -> Any:
         body = self.request_body(prompt)
         try:
             with map_openai_errors(self.access):
-                return await self._client.chat.completions.create(
-                    **body, stream=True, extra_headers=self.access.request_headers()
-                )
+                if self.sdk_transform:
+                    return await self._client.chat.completions.create(
+                        **body, stream=True, extra_headers=self.access.request_headers()
+                    )
+                return await post_chat_stream(self._client, body, self.access.request_headers())
         except ProviderError as err:
             if "tools" in body and tools_rejected(err):
                 raise ToolsNotSupported(
@@ -499,7 +507,7 @@ class ChatCompletionsClient(OpenAISdkClient):
             while (
                 chunk := await next_event(iterator, self.idle_timeout_s, self.access)
             ) is not None:
-                for event in acc.feed(chunk):
+                for event in acc.feed(view(chunk)):
                     yield event
         finally:
             with anyio.CancelScope(shield=True):
@@ -511,7 +519,9 @@ class ChatCompletionsClient(OpenAISdkClient):
             yield OutputItemDone(item)
         usage = acc.usage
         if usage is None:
-            usage = await anyio.to_thread.run_sync(estimate_usage, prompt, tuple(outputs))
+            usage = await anyio.to_thread.run_sync(
+                estimate_usage, prompt, tuple(outputs), self.token_cache
+            )
         yield Completed(acc.response_id or None, usage)
 
 

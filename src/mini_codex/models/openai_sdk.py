@@ -43,6 +43,7 @@ from mini_codex.models.errors import (
     Timeout,
 )
 from mini_codex.models.retry import classify_http_status, classify_stream_failure
+from mini_codex.models.tokens import ItemTokenCache
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CONNECT_TIMEOUT_S = 10.0
@@ -215,7 +216,14 @@ def idle_timeout_s(options: ModelClientOptions) -> float:
 
 
 class OpenAISdkClient:
-    """What both OpenAI-protocol providers share: the SDK client, its access, idle timeout."""
+    """What both OpenAI-protocol providers share: the SDK client, its access, idle timeout.
+
+    Requests go out as pre-serialized bodies through the SDK's raw request path
+    (``models.sdk_raw``); ``sdk_transform = True`` sends them through the SDK's typed ``create``
+    instead: the reference path that the byte-equality tests compare against.
+    """
+
+    sdk_transform: bool = False
 
     def __init__(
         self, client: openai.AsyncOpenAI, access: ProviderAccess, *, idle_timeout_s: float
@@ -223,6 +231,8 @@ class OpenAISdkClient:
         self._client = client
         self.access = access
         self.idle_timeout_s = idle_timeout_s
+        self.token_cache = ItemTokenCache()
+        """Per-item token estimates for responses without usage (``models.tokens``)."""
 
     @classmethod
     def from_options(

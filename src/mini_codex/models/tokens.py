@@ -25,7 +25,7 @@ import gzip
 import hashlib
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
@@ -34,6 +34,7 @@ import tiktoken
 
 from mini_codex.errors import ConfigError
 from mini_codex.models.base import Prompt, TokenUsage
+from mini_codex.models.request_body import ItemCache
 from mini_codex.protocol.items import (
     CustomToolCall,
     CustomToolCallOutput,
@@ -226,30 +227,55 @@ def _texts(item: ResponseItem) -> tuple[list[str], int]:
             return [json.dumps(item.to_json(), ensure_ascii=False)], 0
 
 
+def _item_tokens(item: ResponseItem, encoding: tiktoken.Encoding) -> int:
+    texts, extra = _texts(item)
+    return (
+        ITEM_OVERHEAD_TOKENS
+        + extra
+        + sum(len(encoding.encode_ordinary(text)) for text in texts if text)
+    )
+
+
 def estimate_items_tokens(items: Iterable[ResponseItem], model: str = "gpt-5") -> int:
     """Estimated tokens of history items for ``model``."""
     encoding = load_encoding(encoding_name_for_model(model))
-    total = 0
-    for item in items:
-        texts, extra = _texts(item)
-        total += ITEM_OVERHEAD_TOKENS + extra
-        total += sum(len(encoding.encode_ordinary(text)) for text in texts if text)
-    return total
+    return sum(_item_tokens(item, encoding) for item in items)
 
 
-def estimate_prompt_tokens(prompt: Prompt) -> int:
+class ItemTokenCache:
+    """Per-item token estimates of the last prompt, reused by identity (one per client), so an
+    estimate counts only the items it has not seen: its cost does not grow with history."""
+
+    def __init__(self) -> None:
+        self._model = ""
+        self._cache: ItemCache[ResponseItem, int] | None = None
+
+    def tokens(self, items: Sequence[ResponseItem], model: str) -> int:
+        if self._cache is None or model != self._model:
+            encoding = load_encoding(encoding_name_for_model(model))
+            self._cache = ItemCache(lambda item: _item_tokens(item, encoding))
+            self._model = model
+        return sum(self._cache.values(items))
+
+
+def estimate_prompt_tokens(prompt: Prompt, cache: ItemTokenCache | None = None) -> int:
     """Estimated input tokens of one request: instructions, tool specs and history."""
     encoding = load_encoding(encoding_name_for_model(prompt.model))
     total = len(encoding.encode_ordinary(prompt.instructions))
     if prompt.tools:
         specs = json.dumps(list(prompt.tools), separators=(",", ":"), ensure_ascii=False)
         total += len(encoding.encode_ordinary(specs))
+    if cache is not None:
+        return total + cache.tokens(prompt.input, prompt.model)
     return total + estimate_items_tokens(prompt.input, prompt.model)
 
 
-def estimate_usage(prompt: Prompt, outputs: Iterable[ResponseItem]) -> TokenUsage:
-    """A ``TokenUsage`` estimated offline for a response that reported none."""
-    input_tokens = estimate_prompt_tokens(prompt)
+def estimate_usage(
+    prompt: Prompt, outputs: Iterable[ResponseItem], cache: ItemTokenCache | None = None
+) -> TokenUsage:
+    """A ``TokenUsage`` estimated offline for a response that reported none (``cache``: the
+    client's per-item counts, so only new items are counted)."""
+    input_tokens = estimate_prompt_tokens(prompt, cache)
     output_tokens = estimate_items_tokens(outputs, prompt.model)
     return TokenUsage(
         input_tokens=input_tokens,

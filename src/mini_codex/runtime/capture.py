@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import anyio
 
@@ -26,7 +26,6 @@ from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig, Loaded
 from mini_codex.discovery.safe_read import display_path
 from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.mcp.binding import McpBinding
-from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.deadline import DeadlineCall, Late
@@ -49,6 +48,9 @@ from mini_codex.world_state.sections.environments import Environment
 from mini_codex.world_state.sections.permissions import landlock_note, unsandboxed_note
 from mini_codex.world_state.sections.workspace import WorkspaceSection
 from mini_codex.world_state.workspace_files import WorkspaceFiles
+
+if TYPE_CHECKING:  # the MCP runtime (and its SDK) is loaded only when servers are configured
+    from mini_codex.mcp.runtime import McpRuntime
 
 CaptureProbe = Callable[[str], Awaitable[None]]
 """Called with the phase name before each await of a capture (tests use it to cancel there)."""

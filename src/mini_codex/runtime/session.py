@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -34,10 +34,7 @@ from mini_codex.context import ContextManager
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig
 from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.errors import MiniCodexError
-from mini_codex.mcp.cache import CACHE_DIR_NAME, CatalogCache
-from mini_codex.mcp.client import ClientFactory, StdioHttpClientFactory
 from mini_codex.mcp.errors import McpError
-from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.retry import RetryPolicy
 from mini_codex.policy.rules import RuleSet
@@ -61,6 +58,10 @@ from mini_codex.tools.shell import ShellTool
 from mini_codex.tools.update_plan import UpdatePlanTool
 from mini_codex.tools.view_image import ViewImageTool
 from mini_codex.world_state import WorldStateExtension, WorldStateSnapshot
+
+if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
+    from mini_codex.mcp.client import ClientFactory
+    from mini_codex.mcp.runtime import McpRuntime
 
 
 class NoActiveTurnError(MiniCodexError):
@@ -260,6 +261,10 @@ class Session:
         servers = {name: c for name, c in self.config.mcp_servers.items() if c.enabled}
         if not servers:
             return
+        from mini_codex.mcp.cache import CACHE_DIR_NAME, CatalogCache
+        from mini_codex.mcp.client import StdioHttpClientFactory
+        from mini_codex.mcp.runtime import McpRuntime
+
         runtime = McpRuntime(
             servers,
             factory=self.options.mcp_factory or StdioHttpClientFactory(self.options.environ),
