@@ -8,6 +8,7 @@ Malformed TOML, a bad override or a value of the wrong type raise ``ConfigError`
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -159,6 +160,12 @@ class Config(_Section):
     """Tokens in the model's context window, when the built-in table does not know the model."""
     model_auto_compact_token_limit: int | None = None
     """Auto-compaction threshold; default 90 % of the context window (spec §8.1)."""
+    compact_prompt: str | None = None
+    """The prompt of a compaction's summarization request (default: the built-in one)."""
+    experimental_compact_prompt_file: Path | None = None
+    """A file holding the compact prompt (``compact_prompt`` wins when both are set)."""
+    tool_output_token_limit: int = Field(default=10_000, gt=0)
+    """Tokens of one tool output kept in history; longer outputs keep their head and tail."""
     approval_policy: ApprovalPolicyName = "on-request"
     sandbox_mode: SandboxModeName = "workspace-write"
     sandbox_workspace_write: SandboxWorkspaceWrite = Field(default_factory=SandboxWorkspaceWrite)
