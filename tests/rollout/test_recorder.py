@@ -331,7 +331,9 @@ async def test_persistent_write_error_surfaces_at_barrier_and_keeps_lines(
 
 
 async def test_checkpoint_counters_count_lines_and_reset_on_compaction(tmp_path: Path) -> None:
-    options = RecorderOptions(checkpoint_every_items=3, checkpoint_every_bytes=10**9)
+    options = RecorderOptions(
+        checkpoint_every_items=3, checkpoint_every_bytes=10**9, checkpoint_min_ratio=0
+    )
     async with RolloutRecorder.open(
         tmp_path / "r.jsonl", session_meta=META, options=options
     ) as rec:
@@ -341,7 +343,9 @@ async def test_checkpoint_counters_count_lines_and_reset_on_compaction(tmp_path:
         assert rec.checkpoint_due()
         await rec.record([CompactedLine(payload=CompactedItem(message="summary"))])
         assert not rec.checkpoint_due()
-    by_bytes = RecorderOptions(checkpoint_every_items=10**9, checkpoint_every_bytes=1000)
+    by_bytes = RecorderOptions(
+        checkpoint_every_items=10**9, checkpoint_every_bytes=1000, checkpoint_min_ratio=0
+    )
     async with RolloutRecorder.open(
         tmp_path / "s.jsonl", session_meta=META, options=by_bytes
     ) as rec:
@@ -355,7 +359,7 @@ async def test_write_checkpoint_appends_compacted_and_full_world_state(tmp_path:
     path = tmp_path / "r.jsonl"
     context = TurnContextItem(turn_id="t1", cwd="/repo", model="m")
     history = [user_message("hi"), assistant_message("hello")]
-    options = RecorderOptions(checkpoint_every_items=2)
+    options = RecorderOptions(checkpoint_every_items=2, checkpoint_min_ratio=0)
     async with RolloutRecorder.open(path, session_meta=META, options=options) as rec:
         await rec.record(turn_lines("hi"))
         assert rec.checkpoint_due()

@@ -56,8 +56,15 @@ full ``world_state`` right after it re-establishes the baseline that the compact
 Codex reader reconstructs the same history and baseline from the tail. The ``mini_codex_checkpoint``
 object (built by ``replay.checkpoint.checkpoint_payload``) carries what a real compaction
 would lose: the reference context and previous-turn settings, and the window identity.
-The history carried is the model-visible history, so a checkpoint costs one copy of it; the
-defaults below bound that cost (see :class:`RecorderOptions`).
+The history carried is the model-visible history, so a checkpoint costs one copy of it. That copy
+is kept a bounded fraction of the file: the recorder tracks (an upper bound of) the bytes of the
+current history — the ``response_item`` bodies recorded since the last ``compacted`` line plus that
+line's replacement history — and a checkpoint is only due once at least
+``checkpoint_min_ratio`` × that many bytes were recorded since the last one. So every
+checkpoint costs at most ``1 / checkpoint_min_ratio`` of the lines before it (20 % by default:
+a rollout with checkpoints is at most 1.2× the same rollout without), and resume reads a tail of
+at most ``max(checkpoint_every_items lines, checkpoint_every_bytes, ratio × history)``; with
+compaction bounding the history, that tail does not grow with the session.
 """
 
 from __future__ import annotations
@@ -81,6 +88,7 @@ from mini_codex.protocol.items import ResponseItem
 from mini_codex.protocol.rollout import (
     MINI_CODEX_SCHEMA,
     CompactedLine,
+    ResponseItemLine,
     RolloutLine,
     SessionMeta,
     TurnContextItem,
@@ -127,12 +135,15 @@ class RecorderOptions:
       outputs): at ~90 MB/s parsing, resume reads < 0.2 s of tail. A checkpoint writes the whole
       history once, so both thresholds keep checkpoint bytes a small fraction of the file as long
       as the history is smaller than the tail they allow.
+    * ``checkpoint_min_ratio=5``: a checkpoint (one copy of the history) waits until five times
+      the history's bytes were recorded since the last one, so checkpoints add at most 20 %.
     """
 
     fsync_at_turn_end: bool = True
     fsync_on_shutdown: bool = True
     checkpoint_every_items: int = 2000
     checkpoint_every_bytes: int = 16 * 1024 * 1024
+    checkpoint_min_ratio: float = 5.0
 
 
 @dataclass
@@ -171,6 +182,7 @@ class RolloutRecorder:
         self._writer_done = False
         self._items_since_checkpoint = 0
         self._bytes_since_checkpoint = 0
+        self._history_bytes = 0  # an upper bound of the current history's encoded size
         self._stamp_key: tuple[datetime, Any] | None = None
         self._stamp_bytes = b""
         self.lines_written = 0
@@ -263,7 +275,10 @@ class RolloutRecorder:
         for line, body in zip(lines, bodies, strict=True):
             if isinstance(line, CompactedLine):
                 self._reset_checkpoint_counters()
+                self._history_bytes = len(body)
             else:
+                if isinstance(line, ResponseItemLine):
+                    self._history_bytes += len(body)
                 self._items_since_checkpoint += 1
                 self._bytes_since_checkpoint += len(body) + _STAMP_OVERHEAD
         try:
@@ -282,11 +297,13 @@ class RolloutRecorder:
     # --- checkpoints -----------------------------------------------------------------------------
 
     def checkpoint_due(self) -> bool:
-        """True when enough lines or bytes were recorded since the last compaction/checkpoint."""
+        """True when enough lines or bytes were recorded since the last compaction/checkpoint,
+        and at least ``checkpoint_min_ratio`` × the history's bytes (module docs)."""
+        options = self.options
         return (
-            self._items_since_checkpoint >= self.options.checkpoint_every_items
-            or self._bytes_since_checkpoint >= self.options.checkpoint_every_bytes
-        )
+            self._items_since_checkpoint >= options.checkpoint_every_items
+            or self._bytes_since_checkpoint >= options.checkpoint_every_bytes
+        ) and self._bytes_since_checkpoint >= options.checkpoint_min_ratio * self._history_bytes
 
     async def write_checkpoint(
         self,

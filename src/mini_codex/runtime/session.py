@@ -285,6 +285,7 @@ class Session:
             fsync_on_shutdown=self.config.rollout.fsync_on_shutdown,
             checkpoint_every_items=self.config.rollout.checkpoint_every_items,
             checkpoint_every_bytes=self.config.rollout.checkpoint_every_bytes,
+            checkpoint_min_ratio=self.config.rollout.checkpoint_min_ratio,
         )
         resumed = options.resume_path is not None
         if options.resume_path is not None:
