@@ -45,6 +45,12 @@ def _register() -> None:
     )
     app.command("resume", help="Continue a recorded session with a new task.")(resume_command)
 
+    from mini_codex.cli.compact_cmd import compact_command
+
+    app.command("compact", help="Summarize a recorded session's history now (manual compaction).")(
+        compact_command
+    )
+
     from mini_codex.cli.rollout_cmd import rollout_app
     from mini_codex.cli.sessions_cmd import sessions_app
 
