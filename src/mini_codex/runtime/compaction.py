@@ -47,7 +47,7 @@ from mini_codex.context.compaction import (
     summary_text,
 )
 from mini_codex.errors import ConfigError, MiniCodexError, ModelError
-from mini_codex.models.base import Completed, ModelClient, OutputItemDone, Prompt
+from mini_codex.models.base import Completed, ModelClient, OutputItemDone, Prompt, TokenUsage
 from mini_codex.models.errors import ContextWindowExceeded, StreamError
 from mini_codex.models.retry import RetryPolicy
 from mini_codex.models.tokens import (
@@ -157,6 +157,8 @@ class CompactionResult:
     context_tokens: int
     summary: str
     trimmed_items: int
+    usage: TokenUsage | None
+    """What the summarization request used (counted in the session's totals)."""
 
 
 def advance_window(window: WindowInfo, now_ms: int, rand: bytes) -> WindowInfo:
@@ -203,7 +205,7 @@ async def run_compaction(
             turn_id=turn_id,
         )
         try:
-            output = await _summarize(client, prompt)
+            output, summarizer_usage = await _summarize(client, prompt)
             break
         except ContextWindowExceeded as err:
             if len(work) <= 1:
@@ -283,7 +285,7 @@ async def run_compaction(
         )
     )
     recording.emit(WarningEvent(message=LONG_THREADS_WARNING))
-    return CompactionResult(new_window, reference, tokens_after, summary, trimmed)
+    return CompactionResult(new_window, reference, tokens_after, summary, trimmed, summarizer_usage)
 
 
 def _failed(recording: Recording, turn_id: str, err: ModelError) -> CompactionResult:
@@ -292,14 +294,16 @@ def _failed(recording: Recording, turn_id: str, err: ModelError) -> CompactionRe
     raise CompactionFailed(message) from err
 
 
-async def _summarize(client: ModelClient, prompt: Prompt) -> list[ResponseItem]:
+async def _summarize(
+    client: ModelClient, prompt: Prompt
+) -> tuple[list[ResponseItem], TokenUsage | None]:
     items: list[ResponseItem] = []
     async for event in client.stream(prompt):
         match event:
             case OutputItemDone(item=item):
                 items.append(item)
-            case Completed():
-                return items
+            case Completed(usage=usage):
+                return items, usage
             case _:
                 pass
     raise StreamError("stream closed before response.completed")

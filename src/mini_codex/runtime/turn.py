@@ -322,6 +322,8 @@ async def compact(
         injection=injection,
         turn_id=turn.turn_id,
     )
+    if result.usage is not None:
+        state.session_tokens.add(result.usage)
     state.window = result.window
     state.reference_context = result.reference_context
     state.context_tokens = result.context_tokens
