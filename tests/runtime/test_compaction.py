@@ -101,6 +101,11 @@ async def test_mid_turn_compaction_reinjects_context_before_the_last_user_messag
         "event token_count",
     ]
     assert compactions(run.events) == [("mid_turn", 1)]
+    infos = [e.info for e in run.events_of(TokenCount) if e.info is not None]
+    assert [(i["context_tokens"], i["auto_compact_due"]) for i in infos[:2]] == [
+        (100, False),
+        (9_500, True),
+    ]
     assert [e.message for e in run.events_of(WarningEvent)] == [LONG_THREADS_WARNING]
     assert check_rollout(run.rollout()).violations == []
     assert run.session.rollout_path is not None
