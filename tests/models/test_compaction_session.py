@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from fake_openai_server import FakeOpenAIServer, responses_events, serve, sse_reply, usage
 from test_openai_session_retry import EchoTool
@@ -165,13 +165,12 @@ async def test_usage_over_the_limit_mid_turn_and_after_resume_compacts_like_code
     ]
     rollout = read_rollout(path)
     assert check_rollout(rollout.lines, line_numbers=rollout.line_numbers).violations == []
-    verify = subprocess.run(
+    verify = await anyio.run_process(
         [str(Path(sys.executable).parent / "mini-codex"), "rollout", "verify", str(path)],
-        capture_output=True,
-        text=True,
         check=False,
     )
-    assert (verify.returncode, verify.stdout.endswith("hold; 2 compaction(s)\n")) == (0, True)
+    assert verify.returncode == 0
+    assert verify.stdout.decode().endswith("hold; 2 compaction(s)\n")
     # `rollout replay --json` history == what the last request carried (the new turn's input
     # and answer are the only items after it).
     replayed = replay_file(path).to_json()["history"]

@@ -15,7 +15,8 @@ model's window and auto-compaction limit), the triggers' questions (``pre_turn_r
    (an ``error`` event, :class:`CompactionFailed`).
 2. The summarizer's output items are recorded (history and rollout: Codex 0.169 writes its answer
    just before the ``compacted`` line; the replacement supersedes it on replay).
-3. Replacement = recent real user messages within 20,000 tokens + the summary as a user message;
+3. Replacement = recent real user messages within 20,000 tokens (at most a quarter of the
+   auto-compaction limit: ``user_message_budget``) + the summary as a user message;
    with an injection (mid-turn, pre-turn) the fresh initial context goes before the last real user
    message.
 4. Installed: history replaced (baseline cleared, I4), window advanced, ``compacted`` written; with
@@ -41,6 +42,7 @@ from mini_codex.config import Config
 from mini_codex.context import ContextManager
 from mini_codex.context.compaction import (
     SUMMARIZATION_PROMPT,
+    USER_MESSAGE_BUDGET,
     build_replacement_history,
     insert_initial_context,
     real_user_messages,
@@ -141,6 +143,16 @@ def compact_prompt(config: Config) -> str:
     return SUMMARIZATION_PROMPT
 
 
+def user_message_budget(status: TokenStatus) -> int:
+    """Tokens of recent user messages a compaction keeps: 20,000 (Codex), but at most a quarter
+    of the auto-compaction limit, so that a compaction always gets well under the limit in a
+    small window (with 20,000 of user messages, a 10,000-token window would compact every turn).
+    """
+    if status.limit is None:
+        return USER_MESSAGE_BUDGET
+    return min(USER_MESSAGE_BUDGET, status.limit // 4)
+
+
 @dataclass(frozen=True)
 class Injection:
     """Re-inject the initial context built from ``world_state``; ``turn_context`` becomes the
@@ -189,6 +201,7 @@ async def run_compaction(
     tokens_before: int,
     injection: Injection | None = None,
     turn_id: str = "",
+    on_request: Callable[[Prompt], None] | None = None,
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
 ) -> CompactionResult:
     """Summarize and replace the history (module docs). Raises :class:`CompactionFailed`."""
@@ -204,6 +217,8 @@ async def run_compaction(
             input=(*work.for_prompt(), user_message(prompt_text)),
             turn_id=turn_id,
         )
+        if on_request is not None:
+            on_request(prompt)
         try:
             output, summarizer_usage = await _summarize(client, prompt)
             break
@@ -242,6 +257,7 @@ async def run_compaction(
         summary,
         count=lambda text: count_tokens(text, model),
         truncate=lambda text, tokens: truncate_to_tokens(text, tokens, model),
+        budget=user_message_budget(token_status(model, config)),
     )
     if injection is not None:
         initial = fragments_to_messages(initial_context_order(injection.world_state.render_full()))

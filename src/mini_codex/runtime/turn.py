@@ -321,6 +321,7 @@ async def compact(
         tokens_before=state.context_tokens,
         injection=injection,
         turn_id=turn.turn_id,
+        on_request=deps.on_request,
     )
     if result.usage is not None:
         state.session_tokens.add(result.usage)
