@@ -70,8 +70,9 @@ class RolloutConfig(_Section):
     fsync_on_shutdown: bool = True
     checkpoint_every_items: int = 2000
     checkpoint_every_bytes: int = 16 * 1024 * 1024
-    checkpoint_min_ratio: float = Field(default=5.0, ge=1.0)
-    """A checkpoint waits for this many times the history's bytes since the last one."""
+    checkpoint_min_ratio: float = Field(default=5.0, ge=0.0)
+    """A checkpoint waits for this many times the history's bytes since the last one (0: no
+    wait, a full history copy every ``checkpoint_every_items`` lines)."""
 
 
 class WorkspaceConfig(_Section):
