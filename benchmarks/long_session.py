@@ -11,8 +11,9 @@
    and checkpoints attempted every 200 lines (``rollout.checkpoint_every_items=200``; whether one
    is written is the recorder's ratio rule). Rollout bytes with checkpoints vs the same file
    without them (the checkpoint lines removed: the model is deterministic, nothing else
-   changes). Goal ≤ 1.25×. For scale, the same session under the previous rule (a checkpoint
-   every 200 lines whatever the history's size: ``checkpoint_min_ratio=0``).
+   changes). Goal ≤ 1.25×. For scale, a session that never compacts (no window known; 1,000
+   turns) under the ratio rule and under the previous rule (a full history copy every 200
+   lines whatever its size: ``checkpoint_min_ratio=0``), which grows quadratically.
 3. **Resume time at turn 5,000 vs turn 50.** The file is cut at the end of turns 27–74 and
    4,953–5,000 (two compaction cycles each); each cut is resumed (``load_resume_state`` + the
    token totals, what ``Session`` does) 3 times, best kept; the medians over the 48 cuts of each
@@ -107,7 +108,7 @@ FIRST = range(27, 75)
 
 
 async def long_run(
-    root: Path, turns: int, ratio: float = 5.0
+    root: Path, turns: int, ratio: float = 5.0, window: int | None = 8_000
 ) -> tuple[Path, dict[int, int], dict[str, int]]:
     """Run the session; returns the rollout, the file size after selected turns, counters."""
     work, home = root / "work", root / "home"
@@ -115,7 +116,8 @@ async def long_run(
     home.mkdir()
     last = range(max(turns - len(FIRST) + 1, FIRST.stop), turns + 1)
     config = Config(
-        model_context_window=8_000,
+        model="long-session-model",  # no built-in window: only model_context_window sets one
+        model_context_window=window,
         rollout=RolloutConfig(
             checkpoint_every_items=200, checkpoint_min_ratio=ratio, fsync_at_turn_end=False
         ),
@@ -187,10 +189,9 @@ def resume_seconds(source: Path, size: int, scratch: Path) -> float:
     return best
 
 
-async def main(turns: int, steps: int) -> dict[str, object]:
+async def main(turns: int, steps: int, uncompacted: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "old").mkdir()
         visible = await p7(root, steps)
         started = time.perf_counter()
         path, sizes, counters = await long_run(root, turns)
@@ -200,10 +201,19 @@ async def main(turns: int, steps: int) -> dict[str, object]:
         scratch = root / "cut.jsonl"
         early = [resume_seconds(path, sizes[n], scratch) for n in sorted(sizes) if n in FIRST]
         late = [resume_seconds(path, sizes[n], scratch) for n in sorted(sizes) if n not in FIRST]
-        # The previous rule (a full history copy every 200 lines, whatever its size), for scale.
-        old_path, _, _ = await long_run(root / "old", turns, ratio=0.0)
-        old_total = old_path.stat().st_size
-        old_checkpoints, old_count = checkpoint_bytes(old_path)
+        # Without compaction (no window known), history is the whole file: the ratio rule
+        # writes no checkpoint, the previous rule (a full copy every 200 lines) one per 200.
+        plain = {}
+        for name, ratio in (("ratio_rule", 5.0), ("unbounded_rule", 0.0)):
+            (root / name).mkdir()
+            plain_path, _, _ = await long_run(root / name, uncompacted, ratio=ratio, window=None)
+            plain_total = plain_path.stat().st_size
+            extra, count = checkpoint_bytes(plain_path)
+            plain[f"no_compaction_{name}_checkpoints"] = count
+            plain[f"no_compaction_{name}_bytes_ratio"] = round(
+                plain_total / (plain_total - extra), 3
+            )
+            plain_path.unlink()
     early_ms = statistics.median(early) * 1000
     late_ms = statistics.median(late) * 1000
     return {
@@ -218,8 +228,8 @@ async def main(turns: int, steps: int) -> dict[str, object]:
         "rollout_bytes": total,
         "rollout_bytes_without_checkpoints": total - checkpoints,
         "checkpoint_bytes_ratio": round(total / (total - checkpoints), 4),
-        "unbounded_rule_checkpoints": old_count,
-        "unbounded_rule_bytes_ratio": round(old_total / (old_total - old_checkpoints), 4),
+        "no_compaction_turns": uncompacted,
+        **plain,
         "resume_ms_turn_50": round(early_ms, 3),
         f"resume_ms_turn_{turns}": round(late_ms, 3),
         "resume_ratio": round(late_ms / early_ms, 3),
@@ -236,8 +246,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=5_000)
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--uncompacted-turns", type=int, default=1_000)
     args = parser.parse_args()
-    result = anyio.run(main, args.turns, args.steps)
+    result = anyio.run(main, args.turns, args.steps, args.uncompacted_turns)
     for key, value in result.items():
         if key != "goals":
             print(f"{key:36} {value}", file=sys.stderr)

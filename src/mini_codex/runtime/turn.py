@@ -215,18 +215,18 @@ async def run_turn(
             except ModelError as err:
                 recording.emit(ErrorEvent(message=str(err), turn_id=turn.turn_id))
                 break
+            status = token_status(turn.model, turn.session.config)
             if outcome.usage is not None:
                 turn_tokens.add(outcome.usage)
                 state.session_tokens.add(outcome.usage)
                 state.context_tokens = outcome.usage.total_tokens
-            else:
+            elif status.limit is not None:  # estimated only where a limit can be reached
                 state.context_tokens = estimate_context_tokens(
                     turn.base_instructions,
                     step.router.model_visible_specs(),
                     recording.history.for_prompt(),
                     turn.model,
                 )
-            status = token_status(turn.model, turn.session.config)
             if outcome.usage is not None:
                 await _persist_event(
                     state,
