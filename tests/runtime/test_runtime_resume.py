@@ -122,7 +122,7 @@ async def test_checkpoints_written_between_steps_resume_to_the_same_history(
     tmp_path: Path,
 ) -> None:
     config = load_config(
-        None, ["rollout.checkpoint_every_items=2", "rollout.checkpoint_min_ratio=1"]
+        None, ["rollout.checkpoint_every_items=2", "rollout.checkpoint_min_ratio=0"]
     )
     script = [
         ScriptedResponse([function_call("apply_patch", {"input": PATCH}, "call_patch")]),
