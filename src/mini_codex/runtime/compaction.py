@@ -249,58 +249,62 @@ async def run_compaction(
                 "prompt fits the model context window."
             )
         )
-    user_texts = real_user_messages(history.items)
-    await recording.record_items(output, quiet=True)
-    summary = summary_text(_last_assistant_text(output))
-    replacement = build_replacement_history(
-        user_texts,
-        summary,
-        count=lambda text: count_tokens(text, model),
-        truncate=lambda text, tokens: truncate_to_tokens(text, tokens, model),
-        budget=user_message_budget(token_status(model, config)),
-    )
-    if injection is not None:
-        initial = fragments_to_messages(initial_context_order(injection.world_state.render_full()))
-        replacement = insert_initial_context(replacement, initial)
-    new_window = advance_window(window, int(time.time() * 1000), os.urandom(10))
-    history.replace(replacement)
-    await recording.record_lines(
-        [
-            CompactedLine(
-                payload=CompactedItem(
-                    message=summary,
-                    replacement_history=replacement,
-                    window_number=new_window.number,
-                    first_window_id=new_window.first_id,
-                    previous_window_id=new_window.previous_id,
-                    window_id=new_window.current_id,
-                )
+    # Installing is all or nothing: an interrupt now must not leave history and rollout apart.
+    with anyio.CancelScope(shield=True):
+        user_texts = real_user_messages(history.items)
+        await recording.record_items(output, quiet=True)
+        summary = summary_text(_last_assistant_text(output))
+        replacement = build_replacement_history(
+            user_texts,
+            summary,
+            count=lambda text: count_tokens(text, model),
+            truncate=lambda text, tokens: truncate_to_tokens(text, tokens, model),
+            budget=user_message_budget(token_status(model, config)),
+        )
+        if injection is not None:
+            initial = fragments_to_messages(
+                initial_context_order(injection.world_state.render_full())
             )
-        ]
-    )
-    reference: TurnContextItem | None = None
-    if injection is not None:
-        snapshot = injection.world_state.snapshot()
-        history.set_world_state_baseline(snapshot)
+            replacement = insert_initial_context(replacement, initial)
+        new_window = advance_window(window, int(time.time() * 1000), os.urandom(10))
+        history.replace(replacement)
         await recording.record_lines(
             [
-                WorldStateLine(payload=WorldStateItem(full=True, state=snapshot.to_json())),
-                TurnContextLine(payload=injection.turn_context),
+                CompactedLine(
+                    payload=CompactedItem(
+                        message=summary,
+                        replacement_history=replacement,
+                        window_number=new_window.number,
+                        first_window_id=new_window.first_id,
+                        previous_window_id=new_window.previous_id,
+                        window_id=new_window.current_id,
+                    )
+                )
             ]
         )
-        reference = injection.turn_context
-    tokens_after = context_tokens(instructions, model, history)
-    recording.emit(
-        ContextCompacted(
-            turn_id=turn_id or None,
-            trigger=trigger,
-            window_number=new_window.number,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            trimmed_items=trimmed,
+        reference: TurnContextItem | None = None
+        if injection is not None:
+            snapshot = injection.world_state.snapshot()
+            history.set_world_state_baseline(snapshot)
+            await recording.record_lines(
+                [
+                    WorldStateLine(payload=WorldStateItem(full=True, state=snapshot.to_json())),
+                    TurnContextLine(payload=injection.turn_context),
+                ]
+            )
+            reference = injection.turn_context
+        tokens_after = context_tokens(instructions, model, history)
+        recording.emit(
+            ContextCompacted(
+                turn_id=turn_id or None,
+                trigger=trigger,
+                window_number=new_window.number,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                trimmed_items=trimmed,
+            )
         )
-    )
-    recording.emit(WarningEvent(message=LONG_THREADS_WARNING))
+        recording.emit(WarningEvent(message=LONG_THREADS_WARNING))
     return CompactionResult(new_window, reference, tokens_after, summary, trimmed, summarizer_usage)
 
 
