@@ -345,3 +345,35 @@ async def test_huge_tool_outputs_keep_head_and_tail_in_history(tmp_path: Path) -
     assert len(output.output) < 4_000
     assert run.session.rollout_path is not None
     assert output in list(replay_file(run.session.rollout_path).history)
+
+
+async def test_the_compact_prompt_comes_from_the_config(tmp_path: Path) -> None:
+    prompt_file = tmp_path / "compact.md"
+    prompt_file.write_text("Summarize from the file.\n")
+    cases = [
+        (Config(compact_prompt="Summarize inline."), "Summarize inline."),
+        (Config(experimental_compact_prompt_file=prompt_file), "Summarize from the file.\n"),
+        (
+            Config(compact_prompt="Inline wins.", experimental_compact_prompt_file=prompt_file),
+            "Inline wins.",
+        ),
+    ]
+    for index, (config, expected) in enumerate(cases):
+        root = tmp_path / str(index)
+        root.mkdir()
+        async with open_session(root, [said("ok"), said("s")], config=config) as run:
+            await run.session.run_turn("task")
+            assert await run.session.compact() == summary_text("s")
+        assert run.prompts[1].input[-1] == user_message(expected)
+
+    missing = Config(experimental_compact_prompt_file=tmp_path / "missing.md")
+    (tmp_path / "m").mkdir()
+    async with open_session(tmp_path / "m", [said("ok")], config=missing) as run:
+        await run.session.run_turn("task")
+        before = list(run.session.history.items)
+        assert await run.session.compact() is None
+        assert list(run.session.history.items) == before
+    (error,) = run.events_of(ErrorEvent)
+    assert error.message.startswith(
+        "compaction failed: cannot read experimental_compact_prompt_file"
+    )

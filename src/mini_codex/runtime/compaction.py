@@ -34,7 +34,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import anyio
 
@@ -206,7 +206,10 @@ async def run_compaction(
 ) -> CompactionResult:
     """Summarize and replace the history (module docs). Raises :class:`CompactionFailed`."""
     history = recording.history
-    prompt_text = compact_prompt(config)
+    try:
+        prompt_text = compact_prompt(config)
+    except ConfigError as exc:
+        _failed(recording, turn_id, exc)
     work = ContextManager(history.items)
     trimmed = 0
     retries = 0
@@ -224,13 +227,13 @@ async def run_compaction(
             break
         except ContextWindowExceeded as err:
             if len(work) <= 1:
-                return _failed(recording, turn_id, err)
+                _failed(recording, turn_id, err)
             work.remove_first_item()
             trimmed += 1
             retries = 0
         except ModelError as err:
             if not retry.should_retry(err, retries):
-                return _failed(recording, turn_id, err)
+                _failed(recording, turn_id, err)
             retries += 1
             delay = retry.delay_s(err, retries, random.uniform(0.9, 1.1))
             recording.emit(
@@ -308,7 +311,7 @@ async def run_compaction(
     return CompactionResult(new_window, reference, tokens_after, summary, trimmed, summarizer_usage)
 
 
-def _failed(recording: Recording, turn_id: str, err: ModelError) -> CompactionResult:
+def _failed(recording: Recording, turn_id: str, err: MiniCodexError) -> NoReturn:
     message = f"compaction failed: {err}"
     recording.emit(ErrorEvent(message=message, turn_id=turn_id or None))
     raise CompactionFailed(message) from err
