@@ -68,6 +68,9 @@ def test_compact_summarizes_a_session_and_the_next_resume_continues_from_the_sum
     inspect = mini_codex(["rollout", "inspect", str(path)], env, cwd=tmp_path)
     assert "summary: did task one" in inspect.stdout
 
+    replay = mini_codex(["rollout", "replay", "--json", str(path)], env, cwd=tmp_path)
+    replayed = json.loads(replay.stdout)["history"]
+
     resume = write_script(
         tmp_path / "resume.jsonl", [{"output": [{"type": "message", "content": "ok"}]}]
     )
@@ -93,6 +96,8 @@ def test_compact_summarizes_a_session_and_the_next_resume_continues_from_the_sum
     assert texts[:2] == ["task one", SUMMARY_PREFIX[:20]]
     assert texts[-1] == "task two"
     assert len(texts) == 5  # the full initial context (2 messages) comes back before the input
+    # `rollout replay --json` of the compacted file == the request minus the new turn's items.
+    assert replayed == request["input"][:2]
 
 
 def test_compact_refuses_bad_arguments_and_reports_a_failed_summary(tmp_path: Path) -> None:
