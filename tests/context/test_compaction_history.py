@@ -133,3 +133,31 @@ def test_truncate_middle_keeps_head_and_tail_around_a_marker() -> None:
     assert "tokens truncated" in cut
     assert count_tokens(cut) < 240
     assert truncate_middle("short", 200) == "short"
+
+
+@given(
+    st.lists(st.sampled_from(["user", "summary", "assistant", "context"]), max_size=8),
+    st.integers(min_value=0, max_value=3),
+)
+def test_initial_context_is_inserted_once_as_a_block_and_nothing_else_moves(
+    kinds: list[str], size: int
+) -> None:
+    make = {
+        "user": lambda i: user_message(f"u{i}"),
+        "summary": lambda i: user_message(summary_text(f"s{i}")),
+        "assistant": lambda i: assistant_message(f"a{i}"),
+        "context": lambda i: user_message(f"<environment_context>{i}"),
+    }
+    replacement = [make[kind](index) for index, kind in enumerate(kinds)]
+    ctx = [developer(f"<permissions instructions>{i}") for i in range(size)]
+    result = insert_initial_context(replacement, ctx)
+    if not ctx:
+        assert result == replacement
+        return
+    at = next((i for i in range(len(result)) if result[i : i + size] == ctx), None)
+    assert at is not None
+    assert result[:at] + result[at + size :] == replacement
+    users = [i for i, kind in enumerate(kinds) if kind == "user"]
+    summaries = [i for i, kind in enumerate(kinds) if kind == "summary"]
+    expected = users[-1] if users else summaries[-1] if summaries else len(kinds)
+    assert at == expected
