@@ -36,6 +36,21 @@ class ModelProviderConfig(_Section):
     request_max_retries: int = 4
     stream_max_retries: int = 5
     stream_idle_timeout_ms: int = 300_000
+    tool_calling: Literal["native", "envelope"] = "native"
+    """Chat wire API only: ``envelope`` asks for JSON-schema-constrained replies instead of
+    native ``tools`` (for servers and models without tool calling; ``models.tool_envelope``)."""
+
+
+class LlamaCppConfig(_Section):
+    """``[llamacpp]``: the embedded llama.cpp server of ``--oss`` (``oss_provider``)."""
+
+    n_ctx: int = Field(default=8192, ge=256)
+    """Context window in tokens."""
+    threads: int = Field(default=1, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    seed: int = Field(default=0, ge=0)
+    max_tokens: int = Field(default=1024, ge=16)
+    """Upper bound on the tokens of one reply."""
 
 
 class SandboxWorkspaceWrite(_Section):
@@ -169,6 +184,9 @@ class Config(_Section):
     """A file holding the compact prompt (``compact_prompt`` wins when both are set)."""
     tool_output_token_limit: int = Field(default=10_000, gt=0)
     """Tokens of one tool output kept in history; longer outputs keep their head and tail."""
+    oss_provider: Literal["llamacpp", "ollama", "lmstudio"] = "llamacpp"
+    """The local model server of ``--oss``."""
+    llamacpp: LlamaCppConfig = Field(default_factory=LlamaCppConfig)
     approval_policy: ApprovalPolicyName = "on-request"
     sandbox_mode: SandboxModeName = "workspace-write"
     sandbox_workspace_write: SandboxWorkspaceWrite = Field(default_factory=SandboxWorkspaceWrite)

@@ -10,7 +10,8 @@ Foreign errors (OS, JSON, SDK) are translated into these at exactly one boundary
     ├── WorldStateError        section contract violations (duplicate ID, ...)
     ├── RolloutError           rollout files: unreadable, empty, newer schema, locked
     │   ├── RolloutLockedError     another writer holds the file
-    │   └── RolloutSchemaError     mini_codex_schema newer than supported
+    │   ├── RolloutSchemaError     mini_codex_schema newer than supported
+    │   └── NotARolloutError       the file does not start with a session_meta record
     ├── ModelError             model provider failures (retryable flag carried)
     ├── ToolError              tool dispatch failures that are not answered to the model
     └── SandboxError           sandbox setup failures
@@ -45,6 +46,10 @@ class RolloutLockedError(RolloutError):
 
 class RolloutSchemaError(RolloutError):
     """A rollout was written by a newer mini-codex schema than this one supports."""
+
+
+class NotARolloutError(RolloutError):
+    """The file is not a rollout (its first line is not a ``session_meta``); never written to."""
 
 
 class ModelError(MiniCodexError):

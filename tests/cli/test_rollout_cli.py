@@ -342,6 +342,7 @@ def test_inspect_shows_a_world_state_patch_as_a_diff(tmp_path: Path) -> None:
 def test_inspect_never_fails_on_garbage_lines(tmp_path: Path) -> None:
     path = tmp_path / "garbage.jsonl"
     path.write_bytes(
+        b'{"timestamp":"2026-09-01T10:00:00.001Z","type":"session_meta","payload":{"id":"t"}}\n'
         b'\x00\xff\n[1,2]\n"text"\n{"type": 3}\n{"type":"world_state","payload":{"full":true,'
         b'"state":[1]}}\n{"type":"event_msg","payload":{"type":"task_started"}}\n'
         b'{"type":"world_state","payload":{"full":false,"state":{"a":1}}}\n'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -249,19 +250,28 @@ def test_recently_modified_file_is_reread_even_with_unchanged_stat(repo: Path) -
     assert cache.get(repo / "pkg").text == "root rules\n\nPKG RULES"
 
 
-def test_incomplete_reload_keeps_the_cached_value(aged_repo: Path) -> None:
+def test_incomplete_reload_keeps_the_cached_value(
+    aged_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache = AgentsMdCache()
     first = cache.get(aged_repo / "pkg")
     path = aged_repo / "pkg/AGENTS.md"
-    path.unlink()
-    (aged_repo / "target").mkdir()
-    path.symlink_to(aged_repo / "target")  # a symlink to a directory qualifies but cannot be read
+    write(path, "changed rules")
+    real_open = os.open
+
+    def failing_open(name: str, flags: int, *args: int) -> int:  # an I/O error at the OS edge
+        if os.fspath(name) == str(path):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real_open(name, flags, *args)
+
+    monkeypatch.setattr(os, "open", failing_open)
     fresh = load_agents_md(aged_repo / "pkg")
     assert (fresh.text, fresh.warnings) == (
         "root rules",
-        (f"cannot read AGENTS.md file {path}: Is a directory",),
+        (f"AGENTS.md: cannot read {path}: Input/output error",),
     )
     assert cache.get(aged_repo / "pkg") is first
+    monkeypatch.undo()
     path.unlink()
     write(path, "fixed rules")
     assert cache.get(aged_repo / "pkg").text == "root rules\n\nfixed rules"

@@ -37,6 +37,7 @@ async def test_a_step_holds_the_sections_in_the_documented_order(tmp_path: Path)
         "environments",
         "workspace",
         "tools",
+        "capture_notes",
     )
     assert step.sequence == 7
     assert step.turn is turn

@@ -57,6 +57,12 @@ def _register() -> None:
     app.add_typer(rollout_app, name="rollout")
     app.add_typer(sessions_app, name="sessions")
 
+    from mini_codex.cli.batch_cmd import batch_command
+
+    app.command(
+        "batch", help="Run many tasks (TASKS.jsonl), locally or on a Ray cluster; resumable."
+    )(batch_command)
+
     from mini_codex.cli.mcp_cmd import mcp_app
 
     app.add_typer(mcp_app, name="mcp")

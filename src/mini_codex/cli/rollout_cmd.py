@@ -21,6 +21,7 @@ from rich.console import Console
 
 from mini_codex.cli.inspect_render import render_replay_summary, render_timeline
 from mini_codex.cli.inspect_timeline import build_timeline
+from mini_codex.cli.remote import local_copy
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol import CompactedLine, RolloutLine
 from mini_codex.rollout import read_rollout, reconstruct, replay_file
@@ -97,12 +98,22 @@ def inspect_command(
 
 
 @rollout_app.command("verify")
-def verify_command(path: PathArg) -> None:
+def verify_command(
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="A rollout file (.jsonl or .jsonl.zst), or its URL (s3://…, file://…).",
+            show_default=False,
+        ),
+    ],
+) -> None:
     """Check the ordering invariants I1, I3, I5 and I6; exit 1 naming the first violating line."""
     try:
-        rollout = read_rollout(path)
+        with local_copy(target) as local:
+            rollout = read_rollout(local)
     except MiniCodexError as error:
         _fail(error, code=2)
+    path = local if "://" not in target else target
     result = check_rollout(rollout.lines, line_numbers=rollout.line_numbers)
     for warning in rollout.warnings:
         typer.echo(f"{path}: warning: {warning}", err=True)

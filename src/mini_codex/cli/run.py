@@ -39,6 +39,7 @@ from mini_codex.cli.exec_extras import (
     read_prompt,
     turn_input,
 )
+from mini_codex.cli.oss import LocalProviderOpt, OssFlags, OssOpt, open_local_model
 from mini_codex.cli.render import render_event
 from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
@@ -202,6 +203,7 @@ def run_session(
     resume_path: Path | None = None,
     extras: ExecExtras | None = None,
     approval: str | None = None,
+    oss: OssFlags | None = None,
     action: Callable[[Session], Awaitable[object]] | None = None,
 ) -> int:
     """Open a session and run ``prompt`` as a turn (or ``action`` on the session instead)."""
@@ -225,12 +227,17 @@ def run_session(
     policy = _sandbox(sandbox, config)
     user_input = turn_input(prompt, extras.images if extras else ())
     approval_policy = _approval(approval)
-    client = _client_for(model_name, config)
+    local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
+    if local is not None:
+        config, model_name = local.config, local.name
+    client = local.client if local is not None else _client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
         trace = _open_trace(trace_requests)
     except MiniCodexError:
         anyio.run(client.aclose)
+        if local is not None:
+            local.close()
         raise
     extras = extras or ExecExtras()
     output = _Output(as_json, sys.stdout, trace, codex_json=extras.json_format == "codex")
@@ -268,6 +275,8 @@ def run_session(
     try:
         anyio.run(main)
     finally:
+        if local is not None:
+            local.close()  # stops an embedded model server
         if trace is not None:
             trace.close()
     if interrupted:
@@ -277,12 +286,22 @@ def run_session(
 
 async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
     """The first Ctrl-C (or SIGTERM) interrupts the turn through the session, so running tools
-    get their aborted outputs recorded; after it, a second signal gets the default handling."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            received.append(int(signum))
-            session.interrupt()
-            return
+    get their aborted outputs recorded; after it, a second signal gets the handling the process
+    had before (``entry.py``: one line, exit 130/143), as does a signal during shutdown."""
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                received.append(int(signum))
+                session.interrupt()
+                return
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
+
+
+def _notice(text: str) -> None:
+    typer.echo(text, err=True)
 
 
 def _open_trace(path: Path | None) -> TextIO | None:
@@ -324,6 +343,8 @@ def exec_command(
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
     profile: ProfileOpt = None,
+    oss: OssOpt = False,
+    local_provider: LocalProviderOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
 
@@ -346,6 +367,7 @@ def exec_command(
             overrides=config or [],
             extras=extras,
             approval=ask_for_approval,
+            oss=OssFlags(oss, local_provider),
         )
 
     _exit(run)
@@ -370,6 +392,8 @@ def resume_command(
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
     profile: ProfileOpt = None,
+    oss: OssOpt = False,
+    local_provider: LocalProviderOpt = None,
 ) -> None:
     """Continue a recorded session with a new task."""
 
@@ -400,6 +424,7 @@ def resume_command(
             resume_path=path,
             extras=extras,
             approval=ask_for_approval,
+            oss=OssFlags(oss, local_provider),
         )
 
     _exit(run)
@@ -408,10 +433,11 @@ def resume_command(
 def _latest_rollout(cd: Path | None) -> Path:
     from mini_codex.rollout.index import SessionIndex
 
-    index = SessionIndex(mini_codex_home())
-    index.refresh()
-    cwd = str((cd or Path.cwd()).resolve())
-    found = index.latest(cwd=cwd) or index.latest()
+    with SessionIndex(mini_codex_home()) as index:
+        index.refresh()
+        cwd = str((cd or Path.cwd()).resolve())
+        found = index.latest(cwd=cwd) or index.latest()
+    _print_notices(index.notices)
     if found is None:
         raise MiniCodexError(f"no recorded sessions under {mini_codex_home()}")
     return Path(found.path)
@@ -423,15 +449,21 @@ def _find_rollout(target: str) -> Path:
         return path
     from mini_codex.rollout.index import SessionIndex
 
-    index = SessionIndex(mini_codex_home())
-    index.refresh()
-    found = index.find(target)
+    with SessionIndex(mini_codex_home()) as index:
+        index.refresh()
+        found = index.find(target)
+    _print_notices(index.notices)
     if not found:
         raise MiniCodexError(f"no session or rollout file matches {target!r}")
     if len(found) > 1:
         ids = ", ".join(info.id for info in found[:5])
         raise MiniCodexError(f"{target!r} matches several sessions ({ids}); give more of the id")
     return Path(found[0].path)
+
+
+def _print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        typer.echo(f"notice: {notice}", err=True)
 
 
 def _exit(run: Callable[[], int]) -> None:

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mini_codex.cli.env import mini_codex_home
+from mini_codex.cli.remote import mirror_home
 from mini_codex.errors import MiniCodexError
 from mini_codex.rollout.index import SessionIndex, SessionInfo
 
@@ -115,30 +116,42 @@ def list_command(
         int | None, typer.Option("--limit", "-n", min=1, help="Show at most N sessions.")
     ] = None,
     home: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--home",
-            help="Home to list (default $MINI_CODEX_HOME or ~/.mini-codex); e.g. ~/.codex.",
+            help="Home to list (default $MINI_CODEX_HOME or ~/.mini-codex); e.g. ~/.codex, or a "
+            "batch's --out DEST (a directory or s3://bucket/prefix).",
         ),
     ] = None,
 ) -> None:
     """List sessions, most recently updated first."""
     own_home = mini_codex_home()
-    target = home.expanduser() if home is not None else own_home
-    if home is not None and not target.is_dir():
-        typer.echo(f"error: home directory not found: {target}", err=True)
-        raise typer.Exit(1)
+    urls: dict[str, str] = {}
+    subdir = "sessions"
     try:
-        with SessionIndex(target, db_path=index_path_for(target, own_home)) as index:
+        if home is None:
+            target = own_home
+        else:
+            target, subdir, urls = mirror_home(home, own_home)
+            if not target.is_dir():
+                typer.echo(f"error: home directory not found: {target}", err=True)
+                raise typer.Exit(1)
+        db_path = index_path_for(target, own_home)
+        with SessionIndex(target, db_path=db_path, subdir=subdir) as index:
             index.refresh()
             sessions = index.list(limit)
+        for notice in index.notices:
+            typer.echo(f"notice: {notice}", err=True)
     except (MiniCodexError, OSError, sqlite3.Error) as error:
-        typer.echo(f"error: cannot index sessions under {target}: {error}", err=True)
+        typer.echo(f"error: cannot index sessions under {home or target}: {error}", err=True)
         raise typer.Exit(1) from None
     if json_output:
-        typer.echo(orjson.dumps([session_json(info) for info in sessions]).decode())
+        listed = [session_json(info) for info in sessions]
+        for entry in listed:
+            entry["path"] = urls.get(entry["path"], entry["path"])
+        typer.echo(orjson.dumps(listed).decode())
         return
     if not sessions:
-        typer.echo(f"no sessions under {target / 'sessions'}")
+        typer.echo(f"no sessions under {home or target / subdir}")
         return
     Console(highlight=False).print(render_sessions(sessions))

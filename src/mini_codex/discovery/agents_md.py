@@ -10,7 +10,10 @@ was found or probed changes. What does not: rendering (the ``agents_md`` section
 :class:`AgentsMdConfig`).
 
 Rules (Codex's): no marker found, or an empty marker list, means only the cwd is searched; the
-walk never goes above the root. Regular files and symlinks qualify; other kinds are skipped.
+walk never goes above the root. Regular files and symlinks to them qualify; other kinds (FIFOs,
+devices, symlink loops) are skipped with a warning, and a symlink is followed only while it stays
+inside the project root. Files are read without blocking and never beyond the budget
+(``safe_read.py``), so a model that turns AGENTS.md into a FIFO or a 20 GB file cannot stall a step.
 A file larger than the remaining budget is truncated with a warning (an incomplete UTF-8 sequence
 at the cut is dropped rather than turned into U+FFFD); invalid UTF-8 is decoded lossily with a
 warning; whitespace-only content contributes nothing and consumes no budget. Files are joined
@@ -20,6 +23,7 @@ by ``"\\n\\n--- project-doc ---\\n\\n"``. Problems become warnings, never except
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as stat_module
 import threading
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from mini_codex.discovery.safe_read import UnsafeFileError, display_path, read_workspace_file
 from mini_codex.discovery.workspace import DEFAULT_RACY_MARGIN_NS
 
 __all__ = [
@@ -167,25 +172,46 @@ def _search_dirs(
         cursor = parent
 
 
-def _discover(cwd: str, config: AgentsMdConfig, probes: _Probes, warnings: list[str]) -> list[str]:
+def _discover(
+    cwd: str, config: AgentsMdConfig, probes: _Probes, warnings: list[str]
+) -> tuple[list[str], str]:
+    """The files to read, root first, and the project root (symlinks may not leave it)."""
     if config.max_bytes == 0:
-        return []
+        return [], cwd
     found: list[str] = []
     names = config.candidate_filenames()
-    for directory in _search_dirs(cwd, config, probes, warnings):
+    directories = _search_dirs(cwd, config, probes, warnings)
+    for directory in directories:
         for name in names:
             candidate = os.path.join(directory, name)
             fact = probes.file(candidate)
             if not isinstance(fact, tuple):
                 continue
-            try:
-                mode = os.lstat(candidate).st_mode
-            except OSError:
-                continue
-            if stat_module.S_ISREG(mode) or stat_module.S_ISLNK(mode):
+            mode = fact[0]
+            if stat_module.S_ISREG(mode):
                 found.append(candidate)
                 break
-    return found
+            problem = _not_a_file(candidate, mode)
+            if problem is not None:
+                warnings.append(f"AGENTS.md file {display_path(candidate)} {problem}; skipped")
+    return found, directories[0]
+
+
+def _not_a_file(path: str, mode: int) -> str | None:
+    """Why a candidate that is not a regular file is skipped (None: silently, as Codex does)."""
+    if stat_module.S_ISDIR(mode):
+        return None
+    if stat_module.S_ISLNK(mode):  # os.stat failed: dangling (silent) or a loop
+        try:
+            os.stat(path)
+        except OSError as exc:
+            return "is a symlink loop" if exc.errno == errno.ELOOP else None
+        return None
+    if stat_module.S_ISFIFO(mode):
+        return "is a FIFO"
+    if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
+        return "is a device"
+    return "is not a regular file"
 
 
 def discover_agents_md_paths(
@@ -193,7 +219,7 @@ def discover_agents_md_paths(
 ) -> tuple[Path, ...]:
     """The instructions files that would be read for ``cwd``, project root first."""
     real = os.path.realpath(os.fspath(cwd))
-    return tuple(Path(p) for p in _discover(real, config, _Probes(), []))
+    return tuple(Path(p) for p in _discover(real, config, _Probes(), [])[0])
 
 
 # --- loading ----------------------------------------------------------------------------------
@@ -232,24 +258,29 @@ def _load(cwd: str, config: AgentsMdConfig, user_instructions: str | None) -> _L
     parts: list[str] = []
     sources: list[str] = []
     remaining = config.max_bytes
-    for path in _discover(real, config, probes, warnings):
+    found, boundary = _discover(real, config, probes, warnings)
+    for path in found:
         if remaining <= 0:
             break
+        shown = display_path(path)
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(remaining + 1)
+            content = read_workspace_file(path, remaining, boundary=boundary)
         except FileNotFoundError:
-            continue  # a dangling symlink
+            continue  # a dangling symlink, or removed since it was found
+        except UnsafeFileError as exc:
+            warnings.append(f"AGENTS.md: {exc}")
+            complete = complete and not exc.transient
+            continue
         except OSError as exc:
-            warnings.append(f"cannot read AGENTS.md file {path}: {exc.strerror}")
+            warnings.append(f"cannot read AGENTS.md file {shown}: {exc.strerror}")
             complete = False
             continue
-        if len(data) > remaining:
+        data = content.data
+        if content.truncated:
             warnings.append(
-                f"AGENTS.md file {path} exceeds the remaining budget ({remaining} bytes); "
+                f"AGENTS.md file {shown} exceeds the remaining budget ({remaining} bytes); "
                 "truncating."
             )
-            data = data[:remaining]
             used = len(data)
             data = _drop_partial_utf8(data)
         else:
@@ -258,7 +289,7 @@ def _load(cwd: str, config: AgentsMdConfig, user_instructions: str | None) -> _L
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             text = data.decode("utf-8", errors="replace")
-            warnings.append(f"AGENTS.md file {path} is not valid UTF-8; invalid bytes replaced.")
+            warnings.append(f"AGENTS.md file {shown} is not valid UTF-8; invalid bytes replaced.")
         if not text.strip():
             continue
         parts.append(text)

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from mini_codex.discovery.gitignore import IgnoreRules, RuleChain, decide
+from mini_codex.discovery.gitignore import MAX_IGNORE_FILE_BYTES, IgnoreRules, RuleChain, decide
+from mini_codex.discovery.safe_read import UnsafeFileError, display_path, read_workspace_file
 from mini_codex.world_state.workspace_files import WorkspaceFiles
 
 __all__ = ["DEFAULT_RACY_MARGIN_NS", "ScanStats", "WorkspaceScanner"]
@@ -55,6 +56,8 @@ _IGNORED_FILE: Final = 2
 _IGNORED_DIR: Final = 3
 _SKIPPED_FILE: Final = 4
 _SKIPPED_DIR: Final = 5
+
+_EXCLUDE: Final = ".git/info/exclude"
 
 _Signature = tuple[int, int, int]
 """``(st_mtime_ns, st_ctime_ns, st_ino)``."""
@@ -162,7 +165,7 @@ class WorkspaceScanner:
         self._listed = 0
         try:
             if self._files is None:
-                self._exclude = self._read_ignore(self._exclude_path(), None)
+                self._exclude = self._read_ignore(self._exclude_path(), _EXCLUDE)
                 self._scan_tree("", ())
                 self._files = WorkspaceFiles(self._root, self._added)
             else:
@@ -181,7 +184,7 @@ class WorkspaceScanner:
 
     def _refresh(self) -> None:
         if self._ignore_file_changed(self._exclude_path(), self._exclude):
-            self._exclude = self._read_ignore(self._exclude_path(), None)
+            self._exclude = self._read_ignore(self._exclude_path(), _EXCLUDE)
             self._drop_tree("")
             self._scan_tree("", ())
             return
@@ -265,7 +268,8 @@ class WorkspaceScanner:
             if entries is None:
                 continue
             if any(name == ".gitignore" and not is_dir for name, is_dir in entries):
-                ignore = self._read_ignore(self._abs(_join(rel, ".gitignore")), rel)
+                path = _join(rel, ".gitignore")
+                ignore = self._read_ignore(self._abs(path), path)
                 entry.ignore = ignore
                 if ignore is not None and not ignore.rules.empty:
                     entry.chain = ((rel, ignore.rules), *chain)
@@ -341,25 +345,43 @@ class WorkspaceScanner:
     # --- ignore files -----------------------------------------------------------------------
 
     def _exclude_path(self) -> str:
-        return self._prefix + ".git/info/exclude"
+        return self._prefix + _EXCLUDE
 
     def _read_ignore(self, path: str, warn_key: str | None) -> _IgnoreFile | None:
-        """Read an ignore file; None if it does not exist (or is not a file)."""
+        """Read an ignore file; None if it does not exist (or is not a file).
+
+        The read never blocks and never leaves the workspace (``safe_read.py``); at most
+        :data:`MAX_IGNORE_FILE_BYTES` are read. Problems are reported under ``warn_key`` (the
+        file's path relative to the root).
+        """
         try:
             st = self._stat(path)
-            if not os.path.isfile(path):
-                return None
-            with open(path, "rb") as handle:
-                data: bytes | None = handle.read()
-        except FileNotFoundError:
+            content = read_workspace_file(path, MAX_IGNORE_FILE_BYTES, boundary=self._real_root)
+        except (FileNotFoundError, NotADirectoryError):  # NotADirectory: ``.git`` is a file
+            if warn_key is not None:
+                self._warnings.pop(warn_key, None)
             return None
+        except UnsafeFileError as exc:
+            if warn_key is not None:
+                self._warn(warn_key, str(exc))
+            if exc.transient:
+                return _IgnoreFile(None, False, None, IgnoreRules(()))
+            # Refused for what it is (a FIFO, a device, outside the root): remember its stat so
+            # it is not reopened on every scan.
+            return _IgnoreFile(_signature(st), False, b"", IgnoreRules(()))
         except OSError as exc:
             if warn_key is not None:
-                self._warn(_join(warn_key, ".gitignore"), f"cannot read {path!r}: {exc.strerror}")
+                self._warn(warn_key, f"cannot read {display_path(path)}: {exc.strerror}")
             return _IgnoreFile(None, False, None, IgnoreRules(()))
         racy = min(st.st_mtime_ns, st.st_ctime_ns) >= self._threshold
-        assert data is not None
-        return _IgnoreFile(_signature(st), racy, data, IgnoreRules.from_bytes(data))
+        rules = IgnoreRules.from_bytes(content.data, truncated=content.truncated)
+        if warn_key is not None:
+            if rules.notes:
+                shown = display_path(warn_key)
+                self._warn(warn_key, f"ignore file {shown}: {'; '.join(rules.notes)}")
+            else:
+                self._warnings.pop(warn_key, None)
+        return _IgnoreFile(_signature(st), racy, content.data, rules)
 
     def _ignore_file_changed(self, path: str, known: _IgnoreFile | None) -> bool:
         """Whether an ignore file's content differs from ``known`` (None: absent)."""

@@ -29,6 +29,10 @@ message and for each call, then ``Completed`` (usage from ``stream_options.inclu
 an offline estimate). A stream that ends without any ``finish_reason`` was cut:
 ``stream_closed_early()``. A server that rejects tool definitions raises ``ToolsNotSupported``
 (not retryable), naming the provider.
+
+Envelope hook (``tool_calling = "envelope"``, for models without native tool calling): no
+``tools`` are sent; the history, the system prompt and a ``response_format`` come from
+``models.tool_envelope``, and the reply is parsed back into a message or a tool call there.
 """
 
 from __future__ import annotations
@@ -36,13 +40,15 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Self
 
 import anyio.to_thread
+import httpx2
 
 from mini_codex.models.base import (
     Completed,
     Created,
+    ModelClientOptions,
     ModelEvent,
     OutputItemAdded,
     OutputItemDone,
@@ -59,6 +65,13 @@ from mini_codex.models.openai_sdk import (
     next_event,
 )
 from mini_codex.models.tokens import estimate_usage
+from mini_codex.models.tool_envelope import (
+    MessageStreamer,
+    envelope_history,
+    envelope_instructions,
+    envelope_response_format,
+    parse_envelope,
+)
 from mini_codex.protocol.items import (
     CustomToolCall,
     CustomToolCallOutput,
@@ -324,6 +337,8 @@ class _Accumulator:
     calls: dict[int, _CallAcc] = field(default_factory=dict)
     finished: bool = False
     usage: TokenUsage | None = None
+    envelope: MessageStreamer | None = None
+    """Set when replies are tool envelopes: only their ``message`` text streams as text."""
 
     def feed(self, chunk: Any) -> list[ModelEvent]:
         events: list[ModelEvent] = []
@@ -349,7 +364,15 @@ class _Accumulator:
         if reasoning:
             events.append(ReasoningSummaryDelta(None, reasoning))
         content = getattr(delta, "content", None)
-        if content:
+        if content and self.envelope is not None:
+            self.text.append(content)
+            content = self.envelope.feed(content)
+            if content and not self.envelope.started:
+                self.envelope.started = True
+                events.append(OutputItemAdded(Message(role="assistant", content=[])))
+            if content:
+                events.append(OutputTextDelta(None, content))
+        elif content:
             if not self.text:
                 events.append(OutputItemAdded(Message(role="assistant", content=[])))
             self.text.append(content)
@@ -376,6 +399,16 @@ class _Accumulator:
     def output_items(self) -> list[ResponseItem]:
         items: list[ResponseItem] = []
         text = "".join(self.text)
+        if self.envelope is not None:
+            cut = self.envelope.cut_message()  # a reply stopped by the token limit
+            if cut is not None:
+                return [assistant_message(cut)]
+            call_id = f"call_{self.response_id or 'chat'}_0"
+            return (
+                [parse_envelope(text, call_id=call_id, custom_tools=self.custom_tools)]
+                if text
+                else []
+            )
         if text:
             items.append(assistant_message(text))
         for index, acc in sorted(self.calls.items()):
@@ -396,9 +429,33 @@ class _Accumulator:
 class ChatCompletionsClient(OpenAISdkClient):
     """``ModelClient`` for ``POST /chat/completions`` (one instance per session)."""
 
+    tool_calling: Literal["native", "envelope"] = "native"
+    """``[model_providers.NAME].tool_calling``: native ``tools``, or the JSON envelope."""
+
+    @classmethod
+    def from_options(
+        cls, options: ModelClientOptions, *, http_client: httpx2.AsyncClient | None = None
+    ) -> Self:
+        client = super().from_options(options, http_client=http_client)
+        client.tool_calling = options.provider.tool_calling
+        return client
+
+    def _envelope(self, prompt: Prompt) -> bool:
+        return self.tool_calling == "envelope" and bool(chat_tools(prompt.tools)[0])
+
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` (without ``stream``)."""
         tools, _ = chat_tools(prompt.tools)
+        if self._envelope(prompt):
+            instructions = "\n\n".join(
+                text for text in (prompt.instructions, envelope_instructions(tools)) if text
+            )
+            return {
+                "model": prompt.model,
+                "messages": chat_messages(instructions, envelope_history(prompt.input)),
+                "stream_options": {"include_usage": True},
+                "response_format": envelope_response_format(tools),
+            }
         body: dict[str, Any] = {
             "model": prompt.model,
             "messages": chat_messages(prompt.instructions, prompt.input),
@@ -435,6 +492,8 @@ class ChatCompletionsClient(OpenAISdkClient):
     async def stream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         sdk_stream = await self._create(prompt)
         acc = _Accumulator(custom_tools=chat_tools(prompt.tools)[1])
+        if self._envelope(prompt):
+            acc.envelope = MessageStreamer()
         try:
             iterator = aiter(sdk_stream)
             while (

@@ -7,9 +7,12 @@ What does not: deciding which home to use (``cli/`` reads ``$MINI_CODEX_HOME``) 
 
 **It is a cache, never the source of truth.** :meth:`SessionIndex.refresh` re-reads a file only
 when its ``(size, mtime_ns)`` changed or it has no row, and drops rows whose file is gone; deleting
-the database and refreshing gives the same listing. A database that SQLite cannot read is moved
-aside (``index.sqlite.corrupt-N``) and rebuilt; a database of another index schema version is
-rebuilt in place.
+the database and refreshing gives the same listing. Any SQLite error — at open or in any query,
+such as a valid header over a corrupted page — is treated like a missing index, once per
+``SessionIndex``: the file is moved aside (``index.sqlite.corrupt-N``) and rebuilt from the
+session files, or, when it is busy or cannot be replaced, an index in memory is built for this run;
+:attr:`SessionIndex.notices` gets one line saying so. A database of another index schema version
+is rebuilt in place.
 
 Codex homes (``~/.codex``) use the same ``sessions/YYYY/MM/DD/rollout-*.jsonl`` layout, so the index
 lists Codex CLI sessions too; pass ``db_path`` to keep the database out of a home you do not own.
@@ -28,11 +31,11 @@ from __future__ import annotations
 import builtins
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from mini_codex.errors import RolloutError
 from mini_codex.protocol import (
@@ -49,6 +52,8 @@ from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.replay.entries import is_user_turn_boundary
 
 __all__ = ["INDEX_FILENAME", "RefreshResult", "SessionIndex", "SessionInfo"]
+
+T = TypeVar("T")
 
 INDEX_FILENAME = "index.sqlite"
 _SCHEMA_VERSION = 1
@@ -116,9 +121,16 @@ class RefreshResult:
 class SessionIndex:
     """The session index of one home directory (see module docs). Not thread-safe."""
 
-    def __init__(self, home: Path, *, db_path: Path | None = None) -> None:
+    def __init__(
+        self, home: Path, *, db_path: Path | None = None, subdir: str = "sessions"
+    ) -> None:
         self.home = home
+        self.subdir = subdir
+        """The folder under ``home`` holding the rollouts (``rollouts`` for a batch's DEST)."""
         self.db_path = db_path if db_path is not None else home / INDEX_FILENAME
+        self.notices: builtins.list[str] = []
+        """One line per recovery from a damaged database (the CLI prints them)."""
+        self._recovered = False
         self._db = self._connect()
 
     def __enter__(self) -> SessionIndex:
@@ -139,6 +151,9 @@ class SessionIndex:
 
     def list(self, limit: int | None = None) -> builtins.list[SessionInfo]:
         """Sessions, most recently updated first."""
+        return self._guarded(lambda: self._list(limit))
+
+    def _list(self, limit: int | None) -> builtins.list[SessionInfo]:
         sql = f"SELECT {', '.join(_COLUMNS)} FROM sessions {_ORDER}"
         if limit is not None:
             return self._query(sql + " LIMIT ?", (limit,))
@@ -146,12 +161,18 @@ class SessionIndex:
 
     def find(self, id_prefix: str) -> builtins.list[SessionInfo]:
         """Sessions whose id starts with ``id_prefix`` (case-insensitive), newest first."""
+        return self._guarded(lambda: self._find(id_prefix))
+
+    def _find(self, id_prefix: str) -> builtins.list[SessionInfo]:
         escaped = id_prefix.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         sql = f"SELECT {', '.join(_COLUMNS)} FROM sessions WHERE lower(id) LIKE ? ESCAPE '\\' "
         return self._query(sql + _ORDER, (escaped + "%",))
 
     def latest(self, cwd: str | None = None) -> SessionInfo | None:
         """The most recently updated session, optionally only those started in ``cwd``."""
+        return self._guarded(lambda: self._latest(cwd))
+
+    def _latest(self, cwd: str | None) -> SessionInfo | None:
         sql = f"SELECT {', '.join(_COLUMNS)} FROM sessions"
         params: tuple[Any, ...] = ()
         if cwd is not None:
@@ -164,6 +185,9 @@ class SessionIndex:
 
     def refresh(self) -> RefreshResult:
         """Bring the index in line with the files on disk (re-reading only changed files)."""
+        return self._guarded(self._refresh, rebuild=False)
+
+    def _refresh(self) -> RefreshResult:
         known = {
             row[0]: (row[1], row[2])
             for row in self._db.execute("SELECT path, size, mtime_ns FROM sessions")
@@ -171,7 +195,7 @@ class SessionIndex:
         added = updated = unchanged = 0
         seen: set[str] = set()
         with self._db:
-            for path in _rollout_files(self.home / "sessions"):
+            for path in _rollout_files(self.home / self.subdir):
                 try:
                     stat = path.stat()
                 except OSError:
@@ -201,19 +225,65 @@ class SessionIndex:
     def _query(self, sql: str, params: tuple[Any, ...]) -> builtins.list[SessionInfo]:
         return [_info(row) for row in self._db.execute(sql, params)]
 
-    def _connect(self) -> sqlite3.Connection:
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+    def _guarded(self, operation: Callable[[], T], *, rebuild: bool = True) -> T:
+        """Run a query; on any SQLite error recover once (see :meth:`_recover`) and rerun it
+        (after rebuilding the rows from the files, unless the query is that rebuild)."""
         try:
+            return operation()
+        except sqlite3.Error as exc:
+            if self._recovered:
+                raise RolloutError(f"session index {self.db_path}: {exc}") from None
+            self._db.close()
+            self._db = self._recover(exc)
+        try:
+            if rebuild:
+                self._refresh()
+            return operation()
+        except sqlite3.Error as exc:
+            raise RolloutError(f"session index {self.db_path}: {exc}") from None
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
             return _open_database(self.db_path)
-        except sqlite3.DatabaseError:
-            _move_aside(self.db_path)
-            return _open_database(self.db_path)
+        except (sqlite3.Error, OSError) as exc:
+            return self._recover(exc)
+
+    def _recover(self, exc: Exception) -> sqlite3.Connection:
+        """Treat a database SQLite cannot use like a missing one (once per index object).
+
+        A damaged file is moved aside (``index.sqlite.corrupt-N``) and a new one is created; a
+        database that is busy (another process holds its lock) or a home where none can be
+        written is left alone, and this run uses an index in memory. Either way the caller
+        rebuilds it from the session files and one notice says what happened.
+        """
+        self._recovered = True
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        if not _is_busy(exc) and isinstance(exc, sqlite3.DatabaseError):
+            try:
+                aside = _move_aside(self.db_path) if self.db_path.exists() else None
+                db = _open_database(self.db_path)
+            except (sqlite3.Error, OSError):
+                pass
+            else:
+                where = f"; moved it to {aside.name}" if aside is not None else ""
+                self.notices.append(
+                    f"session index {self.db_path} was unusable ({reason}){where}; "
+                    "rebuilt it from the session files"
+                )
+                return db
+        self.notices.append(
+            f"session index {self.db_path} is unusable ({reason}); "
+            "using a temporary index built from the session files"
+        )
+        return _open_database(Path(":memory:"))
 
 
 def _open_database(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=10.0)
     try:
-        db.execute("PRAGMA journal_mode=WAL")
+        if str(path) != ":memory:":
+            db.execute("PRAGMA journal_mode=WAL")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if version != _SCHEMA_VERSION or "sessions" not in tables:
@@ -228,16 +298,26 @@ def _open_database(path: Path) -> sqlite3.Connection:
     return db
 
 
-def _move_aside(path: Path) -> None:
+def _move_aside(path: Path) -> Path:
     """Rename an unreadable database (and its WAL files) to ``<name>.corrupt-N``."""
     number = 1
     while path.with_name(f"{path.name}.corrupt-{number}").exists():
         number += 1
-    path.replace(path.with_name(f"{path.name}.corrupt-{number}"))
+    aside = path.with_name(f"{path.name}.corrupt-{number}")
+    path.replace(aside)
     for suffix in ("-wal", "-shm"):
         sidecar = path.with_name(path.name + suffix)
         if sidecar.exists():
             sidecar.replace(path.with_name(f"{path.name}.corrupt-{number}{suffix}"))
+    return aside
+
+
+def _is_busy(exc: Exception) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED: another process is using the database, it is not damaged."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return bool(code & 0xFF in (5, 6))
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _rollout_files(root: Path) -> Iterator[Path]:

@@ -8,21 +8,25 @@ a line (``replay/lines.py``) and reconstruction (``replay/reconstruct.py``).
 
 Tolerance (spec §5.4): bad JSON, unknown kinds and malformed payloads are counted and reported,
 never fatal; a torn last line (a crash mid-write) is just a bad line. An empty file, a missing or
-unreadable path, a directory, and a ``mini_codex_schema`` newer than this version are errors.
+unreadable path, a directory, a FIFO or device (opened without blocking, refused), a file whose
+first non-blank line is not a ``session_meta`` (``header.py``: ``PATH: not a rollout (why)``), and
+a ``mini_codex_schema`` newer than this version are errors.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from mini_codex.errors import RolloutError, RolloutSchemaError
+from mini_codex.errors import NotARolloutError, RolloutError, RolloutSchemaError
 from mini_codex.protocol import MINI_CODEX_SCHEMA, RolloutLine, SessionMeta, SessionMetaLine
+from mini_codex.rollout.header import MAX_HEADER_BYTES, header_problem
 from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
 
 BLOCK_SIZE = 1 << 18
@@ -50,8 +54,9 @@ class RolloutFile:
 
 
 def read_rollout(path: str | os.PathLike[str]) -> RolloutFile:
-    """Read and decode a whole rollout file in order."""
+    """Read and decode a whole rollout file in order; refuses a file that is not a rollout."""
     source = Path(path)
+    check_header(source)
     stats = ReadStats()
     warnings: list[str] = []
     lines: list[RolloutLine] = []
@@ -75,6 +80,40 @@ def read_rollout(path: str | os.PathLike[str]) -> RolloutFile:
     meta = first_session_meta(lines)
     check_schema(meta, source)
     return RolloutFile(source, tuple(lines), stats, tuple(warnings), meta, tuple(numbers))
+
+
+def check_header(path: str | os.PathLike[str]) -> None:
+    """Refuse a file that is not a rollout (``header.py``): ``PATH: not a rollout (why)``.
+
+    An empty (or all-blank) file passes: it is reported as empty by the callers.
+    """
+    source = Path(path)
+    if _is_zstd(source):
+        first = next((raw for _, raw in iter_raw_lines(source)), None)
+    else:
+        first = _first_line(source)
+    if first is None:
+        return
+    problem = header_problem(first)
+    if problem is not None:
+        raise NotARolloutError(f"{source}: not a rollout ({problem})")
+
+
+def _first_line(source: Path) -> bytes | None:
+    """The first non-blank line, stripped, read at most :data:`MAX_HEADER_BYTES` at a time."""
+    with _open(source) as handle:
+        while True:
+            raw = handle.readline(MAX_HEADER_BYTES)
+            if not raw:
+                return None
+            if len(raw) == MAX_HEADER_BYTES and not raw.endswith(b"\n"):
+                raise NotARolloutError(
+                    f"{source}: not a rollout (the first line is longer than "
+                    f"{MAX_HEADER_BYTES} bytes)"
+                )
+            line = raw.strip()
+            if line:
+                return line
 
 
 def first_session_meta(lines: Iterable[RolloutLine]) -> SessionMeta | None:
@@ -190,9 +229,12 @@ def iter_raw_blocks_reverse(
 
 @contextmanager
 def _open(path: Path) -> Iterator[IO[bytes]]:
-    """Open for binary reading, translating OS errors into RolloutError."""
+    """Open a regular file for binary reading, translating OS errors into RolloutError.
+
+    ``O_NONBLOCK``: a FIFO or a device given as a rollout path is refused, never waited on.
+    """
     try:
-        handle = path.open("rb")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except FileNotFoundError:
         raise RolloutError(f"rollout file not found: {path}") from None
     except IsADirectoryError:
@@ -201,7 +243,14 @@ def _open(path: Path) -> Iterator[IO[bytes]]:
         raise RolloutError(f"cannot read rollout file (permission denied): {path}") from None
     except OSError as error:
         raise RolloutError(f"cannot read rollout file {path}: {error.strerror}") from None
-    with handle:
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise RolloutError(f"rollout path is a directory, not a file: {path}")
+        raise RolloutError(f"{path}: not a rollout (not a regular file)")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as handle:
         try:
             yield handle
         except OSError as error:

@@ -30,7 +30,12 @@ from typing import Any
 
 from mini_codex.errors import RolloutError
 from mini_codex.protocol import SessionMeta, SessionMetaLine
-from mini_codex.rollout.reader import check_schema, iter_raw_blocks_reverse, iter_raw_lines
+from mini_codex.rollout.reader import (
+    check_header,
+    check_schema,
+    iter_raw_blocks_reverse,
+    iter_raw_lines,
+)
 from mini_codex.rollout.replay import Reconstructed, reconstruct_lines
 from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
 
@@ -69,9 +74,11 @@ def last_token_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 def read_session_meta(path: str | os.PathLike[str]) -> SessionMeta | None:
     """The first ``session_meta`` among the file's first lines; refuses a newer schema.
 
-    Raises ``RolloutError`` for an empty or unreadable file.
+    Raises ``RolloutError`` for an empty or unreadable file, ``NotARolloutError`` for a file
+    that is not a rollout (so a resume never appends to it).
     """
     source = Path(path)
+    check_header(source)
     meta: SessionMeta | None = None
     seen = False
     for _, raw in islice(iter_raw_lines(source), HEAD_LINES):

@@ -3,10 +3,12 @@
 Order: environments (readiness refresh) → AGENTS.md → capability roots / sandbox → workspace file
 set (ours) → MCP binding (``McpRuntime.binding_for_step``: refresh if dirty, wait for required and
 ``mcp://``-mentioned servers, the shared grace for optional ones; empty when no runtime) →
-ToolRouter (core tools + the binding's MCP tools). Every await is a
-cancellation point; a cancelled capture or a tool collision publishes nothing (the exception
-propagates and no ``StepContext`` exists). The step comes with the WorldState its requests show
-(:func:`build_world_state`, the section order of DESIGN §4).
+ToolRouter (core tools + the binding's MCP tools). The AGENTS.md and workspace phases run in a
+thread with a deadline (``deadline.py``): when one is late the step goes on with the previous
+value (or without the section) and a note for the model (the ``capture_notes`` section), which
+also lists what discovery skipped (a FIFO AGENTS.md, an oversized ignore file, ...).
+Every await is a cancellation point; a cancelled capture or a tool collision publishes nothing
+(the exception propagates and no ``StepContext`` exists).
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from typing import NamedTuple
 import anyio
 
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig, LoadedAgentsMd
+from mini_codex.discovery.safe_read import display_path
 from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.mcp.binding import McpBinding
 from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.contexts import StepContext, TurnContext
+from mini_codex.runtime.deadline import DeadlineCall, Late
 from mini_codex.runtime.mcp_tools import mcp_registered_tools
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
 from mini_codex.sandbox.bwrap import SandboxAvailability
@@ -40,14 +44,22 @@ from mini_codex.world_state.sections import (
     PermissionsSection,
     ToolsSection,
 )
+from mini_codex.world_state.sections.capture_notes import CaptureNotesSection
 from mini_codex.world_state.sections.environments import Environment
 from mini_codex.world_state.sections.permissions import landlock_note, unsandboxed_note
 from mini_codex.world_state.sections.workspace import WorkspaceSection
+from mini_codex.world_state.workspace_files import WorkspaceFiles
 
 CaptureProbe = Callable[[str], Awaitable[None]]
 """Called with the phase name before each await of a capture (tests use it to cancel there)."""
 
 CAPTURE_PHASES = ("environments", "agents_md", "sandbox", "workspace", "mcp", "tools")
+
+DEFAULT_AGENTS_MD_DEADLINE_S = 0.5
+"""AGENTS.md normally loads in well under a millisecond (a stat-validated cache)."""
+DEFAULT_WORKSPACE_DEADLINE_S = 1.25
+"""A first full scan of a 100k-file workspace takes ~0.5-0.7 s on a busy 2-core machine; both
+deadlines together stay under 2 s."""
 
 
 @dataclass
@@ -74,6 +86,19 @@ class StepServices:
     """Applied to every tool of a step (the session's ``PreToolUse``/``PostToolUse`` hooks)."""
     approvals: SessionApprovals | None = None
     """The session's approvals (their approved prefixes are captured into each step)."""
+    agents_md_deadline_s: float = DEFAULT_AGENTS_MD_DEADLINE_S
+    """How long the AGENTS.md phase may take before the step goes on without it (the model is
+    told; the late work finishes in the background)."""
+    workspace_deadline_s: float = DEFAULT_WORKSPACE_DEADLINE_S
+    """The same for the workspace scan."""
+    agents_md_call: DeadlineCall[LoadedAgentsMd] = field(
+        default_factory=lambda: DeadlineCall("agents-md")
+    )
+    workspace_call: DeadlineCall[WorkspaceFiles] = field(
+        default_factory=lambda: DeadlineCall("workspace")
+    )
+    last_agents_md: LoadedAgentsMd | None = None
+    last_workspace: WorkspaceFiles | None = None
 
 
 async def _phase(services: StepServices, name: str) -> None:
@@ -114,15 +139,25 @@ async def capture_step(
         for index, selection in enumerate(turn.environments)
     )
 
+    notes: list[str] = []
     await _phase(services, "agents_md")
-    agents_md: LoadedAgentsMd = await anyio.to_thread.run_sync(
+    loaded = await services.agents_md_call.call(
         functools.partial(
             services.agents_md.get,
             turn.cwd,
             services.agents_md_config,
             user_instructions=services.user_instructions,
-        )
+        ),
+        services.agents_md_deadline_s,
     )
+    agents_md: LoadedAgentsMd | None
+    if isinstance(loaded, Late):
+        agents_md = services.last_agents_md
+        late = _late_note("reading AGENTS.md", services.agents_md_deadline_s, agents_md is not None)
+        notes.append(late)
+    else:
+        agents_md = services.last_agents_md = loaded
+        notes.extend(loaded.warnings)
 
     await _phase(services, "sandbox")
     if services.sandbox is None:
@@ -130,7 +165,17 @@ async def capture_step(
     sandbox = services.sandbox
 
     await _phase(services, "workspace")
-    workspace = await anyio.to_thread.run_sync(services.scanner.scan)
+    scanned = await services.workspace_call.call(
+        services.scanner.scan, services.workspace_deadline_s
+    )
+    workspace: WorkspaceFiles | None
+    if isinstance(scanned, Late):
+        workspace = services.last_workspace
+        what = "listing the workspace files"
+        notes.append(_late_note(what, services.workspace_deadline_s, workspace is not None))
+    else:
+        workspace = services.last_workspace = scanned
+        notes.extend(services.scanner.warnings)
 
     await _phase(services, "mcp")
     if services.mcp is not None:
@@ -160,6 +205,7 @@ async def capture_step(
         approved_prefixes=(
             tuple(services.approvals.session_prefixes()) if services.approvals is not None else ()
         ),
+        notes=tuple(display_path(note) for note in notes),
     )
     world_state = build_world_state(
         step,
@@ -192,6 +238,15 @@ def _permissions(step: StepContext) -> PermissionsSection:
     )
 
 
+def _late_note(what: str, deadline_s: float, stale: bool) -> str:
+    outcome = (
+        "what you see is from an earlier request and may be out of date"
+        if stale
+        else "it is not included in this request"
+    )
+    return f"{what} took longer than {deadline_s:g} s; {outcome}"
+
+
 def build_world_state(
     step: StepContext,
     *,
@@ -204,18 +259,21 @@ def build_world_state(
     turn = step.turn
     world_state = WorldState()
     world_state.add(ModelSection(turn.model, turn.base_instructions, previous_model))
-    world_state.add(AgentsMdSection(step.agents_md.text, step.agents_md.directory))
+    if step.agents_md is not None:  # None: not loaded in time (see step.notes)
+        world_state.add(AgentsMdSection(step.agents_md.text, step.agents_md.directory))
     world_state.add(_permissions(step))
     world_state.add(
         EnvironmentsSection(
             step.environments, current_date=turn.current_date, timezone=turn.timezone
         )
     )
-    world_state.add(
-        WorkspaceSection(step.workspace, persist_cap=persist_cap, render_cap=render_cap)
-    )
+    if step.workspace is not None:  # None: not listed in time (see step.notes)
+        world_state.add(
+            WorkspaceSection(step.workspace, persist_cap=persist_cap, render_cap=render_cap)
+        )
     pending_mcp = step.mcp.pending if step.mcp is not None else {}
     world_state.add(ToolsSection({**pending_mcp, **step.router.namespaces()}))
+    world_state.add(CaptureNotesSection(step.notes))
     if extensions:
         context = ExtensionContext(cwd=str(turn.cwd), model=turn.model, turn_id=turn.turn_id)
         for section in contribute_sections(extensions, context):

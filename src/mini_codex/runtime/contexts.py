@@ -86,11 +86,15 @@ class StepContext:
     step_id: str
     sequence: int
     environments: tuple[Environment, ...]
-    agents_md: LoadedAgentsMd
-    workspace: WorkspaceFiles
+    agents_md: LoadedAgentsMd | None
+    """None when AGENTS.md could not be loaded within the capture deadline (see ``notes``)."""
+    workspace: WorkspaceFiles | None
+    """None when the workspace could not be listed within the capture deadline."""
     sandbox: SandboxAvailability
     router: ToolRouter
     mcp: McpBinding | None = None
     """The exact MCP connections, config and catalog this step advertises and calls."""
     approved_prefixes: tuple[tuple[str, ...], ...] = ()
     """Commands approved for the session when the step was captured (``permissions``)."""
+    notes: tuple[str, ...] = ()
+    """What the capture skipped or could not finish, told to the model (``capture_notes``)."""

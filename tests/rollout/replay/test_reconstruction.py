@@ -43,6 +43,9 @@ from mini_codex.world_state.snapshot import WorldStateSnapshot
 from mini_codex.world_state.state import WorldState
 
 Builder = Any
+FILE_HEADER = (
+    b'{"timestamp":"2026-08-22T00:00:00.000Z","type":"session_meta","payload":{"id":"t"}}\n'
+)
 """The ``new_rollout`` fixture: the ``RolloutBuilder`` class of ``conftest.py``."""
 
 
@@ -65,7 +68,11 @@ def replay(tmp_path: Path) -> Any:
         lines = rollout.typed()
         full = reconstruct(lines)
         newest = reconstruct_from_newest(reversed(lines))
-        path = rollout.write(tmp_path / f"rollout-{next(counter)}.jsonl")
+        path = tmp_path / f"rollout-{next(counter)}.jsonl"
+        # A file must open with a session_meta (the reader refuses anything else); the
+        # in-memory replays above see the builder's lines as they are.
+        first = rollout.lines[0]["type"] if rollout.lines else None
+        path.write_bytes((b"" if first == "session_meta" else FILE_HEADER) + rollout.jsonl())
         assert _key(newest) == _key(full)
         assert _key(replay_file(path)) == _key(full)
         assert _key(load_resume_state(path)) == _key(full)

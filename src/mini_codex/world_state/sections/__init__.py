@@ -7,6 +7,7 @@ sections follow. Section IDs are persisted in rollouts: never rename one.
 from typing import Final
 
 from mini_codex.world_state.sections.agents_md import AgentsMdSection, AgentsMdSnapshot
+from mini_codex.world_state.sections.capture_notes import CaptureNotesSection
 from mini_codex.world_state.sections.environments import (
     Environment,
     EnvironmentEntry,
@@ -30,6 +31,7 @@ __all__ = [
     "AgentsMdSection",
     "AgentsMdSnapshot",
     "ApprovalPolicy",
+    "CaptureNotesSection",
     "Environment",
     "EnvironmentEntry",
     "EnvironmentStatus",
@@ -51,5 +53,7 @@ BUILTIN_SECTION_ORDER: Final[tuple[str, ...]] = (
     "environments",
     "workspace",
     "tools",
+    "capture_notes",
 )
-"""IDs of the built-in sections in rendering order (``workspace`` is ours, see DESIGN §4)."""
+"""IDs of the built-in sections in rendering order (``workspace`` and ``capture_notes`` are ours,
+see DESIGN §4; ``capture_notes`` renders only when a capture skipped something)."""

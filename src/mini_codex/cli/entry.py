@@ -1,0 +1,104 @@
+"""The ``mini-codex`` console entry point: signal handling first, then the application.
+
+What belongs here: the process-level answer to Ctrl-C and SIGTERM outside a running turn. The
+handlers are installed before anything heavy is imported (this module imports only the standard
+library), so a signal during start-up (imports, config, opening the session) or shutdown ends
+the process with one line on stderr and exit code 128 + signal (130 for SIGINT, 143 for
+SIGTERM), never a traceback. While a turn runs, ``run.py`` takes both signals over and
+interrupts the turn through the session, so the abort is recorded; when it lets go, it
+reinstalls these handlers (:func:`install`).
+
+What does not belong here: anything else; the commands live in ``main.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from sys import UnraisableHookArgs
+
+__all__ = ["SignalExit", "install", "main"]
+
+_NAMES: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+
+
+class SignalExit(KeyboardInterrupt):
+    """Raised by the handlers; a ``KeyboardInterrupt`` so library code unwinds as for Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_received: list[int] = []
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+    raise SignalExit(signum)
+
+
+def install() -> None:
+    """Make SIGINT and SIGTERM raise :class:`SignalExit` (main thread only)."""
+    signal.signal(signal.SIGINT, _handler)
+    signal.signal(signal.SIGTERM, _handler)
+    if sys.unraisablehook is not _unraisable:
+        global _previous_hook
+        _previous_hook = sys.unraisablehook
+        sys.unraisablehook = _unraisable
+
+
+_previous_hook = sys.__unraisablehook__
+
+
+def _unraisable(unraisable: UnraisableHookArgs) -> None:
+    """A signal that lands in a callback whose exceptions Python swallows (a weakref callback,
+    ``__del__``) would print "Exception ignored" with a traceback and be lost: end the process
+    right there instead, with the one line. What was recorded is already written (the rollout
+    writer does not buffer)."""
+    if not isinstance(unraisable.exc_value, SignalExit):
+        _previous_hook(unraisable)
+        return
+    _say(unraisable.exc_value.signum)
+    os._exit(128 + unraisable.exc_value.signum)
+
+
+def _say(signum: int) -> None:
+    # From here on nothing may interrupt the exit: a second signal is ignored.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    try:
+        sys.stderr.write(f"mini-codex: {_NAMES.get(signum, 'stopped by a signal')}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _exit_for(signum: int) -> NoReturn:
+    _say(signum)
+    sys.exit(128 + signum)
+
+
+def main() -> None:
+    """Run the ``mini-codex`` application with the signal handling above."""
+    install()
+    try:
+        from mini_codex.cli.main import app
+
+        app()
+    except KeyboardInterrupt as exc:
+        _exit_for(exc.signum if isinstance(exc, SignalExit) else signal.SIGINT)
+    except SystemExit as exc:
+        # typer turns a KeyboardInterrupt inside a command into exit code 130, silently.
+        if exc.code == 130 and _received:
+            _exit_for(_received[-1])
+        raise
