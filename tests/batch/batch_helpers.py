@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from mini_codex.rollout.verify import check_rollout
 
 from mini_codex.batch import JobSpec, ModelChoice, Task, Workspace
 from mini_codex.config import Config
 from mini_codex.protocol import EventMsgLine, TaskComplete, TurnAborted
 from mini_codex.rollout import read_rollout
+from mini_codex.rollout.replay.verify import check_rollout
 
 CLI = str(Path(sys.executable).parent / "mini-codex")
 
