@@ -324,11 +324,13 @@ class RolloutRecorder:
         lines: list[RolloutLine] = [CompactedLine(payload=payload)]
         if world_state is not None:
             lines.append(WorldStateLine(payload=WorldStateItem(full=True, state=world_state)))
-        bodies = [_encode_body(line.to_json()) for line in lines]
-        cost = sum(len(body) + _STAMP_OVERHEAD for body in bodies)
-        if self._bytes_since_checkpoint < self.options.checkpoint_min_ratio * cost:
-            self._declined_cost = cost
-            return False
+        ratio = self.options.checkpoint_min_ratio
+        if ratio > 0:
+            bodies = [_encode_body(line.to_json()) for line in lines]
+            cost = sum(len(body) + _STAMP_OVERHEAD for body in bodies)
+            if self._bytes_since_checkpoint < ratio * cost:
+                self._declined_cost = cost
+                return False
         await self.record(lines)
         self._reset_checkpoint_counters()
         return True

@@ -321,14 +321,21 @@ async def _summarize(
     client: ModelClient, prompt: Prompt
 ) -> tuple[list[ResponseItem], TokenUsage | None]:
     items: list[ResponseItem] = []
-    async for event in client.stream(prompt):
-        match event:
-            case OutputItemDone(item=item):
-                items.append(item)
-            case Completed(usage=usage):
-                return items, usage
-            case _:
-                pass
+    stream = client.stream(prompt)
+    try:
+        async for event in stream:
+            match event:
+                case OutputItemDone(item=item):
+                    items.append(item)
+                case Completed(usage=usage):
+                    return items, usage
+                case _:
+                    pass
+    finally:
+        # Close the stream (and its HTTP response) now, not when it is garbage collected.
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
     raise StreamError("stream closed before response.completed")
 
 
