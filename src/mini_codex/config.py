@@ -8,6 +8,7 @@ Malformed TOML, a bad override or a value of the wrong type raise ``ConfigError`
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -84,6 +85,9 @@ class RolloutConfig(_Section):
     fsync_on_shutdown: bool = True
     checkpoint_every_items: int = 2000
     checkpoint_every_bytes: int = 16 * 1024 * 1024
+    checkpoint_min_ratio: float = Field(default=5.0, ge=0.0)
+    """A checkpoint waits for this many times the history's bytes since the last one (0: no
+    wait, a full history copy every ``checkpoint_every_items`` lines)."""
 
 
 class WorkspaceConfig(_Section):
@@ -174,6 +178,12 @@ class Config(_Section):
     """Tokens in the model's context window, when the built-in table does not know the model."""
     model_auto_compact_token_limit: int | None = None
     """Auto-compaction threshold; default 90 % of the context window (spec §8.1)."""
+    compact_prompt: str | None = None
+    """The prompt of a compaction's summarization request (default: the built-in one)."""
+    experimental_compact_prompt_file: Path | None = None
+    """A file holding the compact prompt (``compact_prompt`` wins when both are set)."""
+    tool_output_token_limit: int = Field(default=10_000, gt=0)
+    """Tokens of one tool output kept in history; longer outputs keep their head and tail."""
     oss_provider: Literal["llamacpp", "ollama", "lmstudio"] = "llamacpp"
     """The local model server of ``--oss``."""
     llamacpp: LlamaCppConfig = Field(default_factory=LlamaCppConfig)

@@ -179,6 +179,7 @@ async def test_responses_stream_cut_once_is_retried_without_duplicates(tmp_path:
         "model_context_window": 272_000,
         "auto_compact_token_limit": 244_800,
         "auto_compact_due": False,
+        "context_tokens": 123,
     }
 
 
@@ -200,7 +201,9 @@ async def test_chat_stream_cut_once_is_retried_without_duplicates(tmp_path: Path
         client = ChatCompletionsClient.from_options(
             ModelClientOptions(model="local-model", provider_name="local", provider=provider)
         )
-        config = Config(model="local-model", model_context_window=40)  # a tiny window
+        # A window the session never fills (a full one compacts mid-turn: tests/runtime/
+        # test_compaction.py and test_compaction_http.py).
+        config = Config(model="local-model", model_context_window=100_000)
         session, events = await run_session(tmp_path, client, config, tool)
         assert len(fake.requests) == 3
         fake.requests.pop(0)  # the cut attempt
@@ -212,10 +215,11 @@ async def test_chat_stream_cut_once_is_retried_without_duplicates(tmp_path: Path
     # The tool-call response reported no usage (estimated offline); the last one did.
     assert [info["last_token_usage"]["total_tokens"] for info in infos][-1] == 41
     assert [(i["model_context_window"], i["auto_compact_token_limit"]) for i in infos] == [
-        (40, 36),
-        (40, 36),
+        (100_000, 90_000),
+        (100_000, 90_000),
     ]
-    assert infos[-1]["auto_compact_due"] is True
+    assert [i["auto_compact_due"] for i in infos] == [False, False]
+    assert infos[-1]["context_tokens"] == 41
     assert infos[0]["last_token_usage"]["input_tokens"] > 0
 
 

@@ -60,7 +60,7 @@ from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInf
 
 THREAD_ID = "019b6b08-58f3-7580-9dca-fe3f30a10650"
 TURNS = 30
-OPTIONS = RecorderOptions(checkpoint_every_items=45)
+OPTIONS = RecorderOptions(checkpoint_every_items=45, checkpoint_min_ratio=0)
 
 
 def marker(text: str = "m") -> None:

@@ -27,6 +27,7 @@ from mini_codex.protocol import (
     TaskStarted,
     TurnContextItem,
     TurnContextLine,
+    UserMessageEvent,
     WorldStateItem,
     WorldStateLine,
     assistant_message,
@@ -331,7 +332,9 @@ async def test_persistent_write_error_surfaces_at_barrier_and_keeps_lines(
 
 
 async def test_checkpoint_counters_count_lines_and_reset_on_compaction(tmp_path: Path) -> None:
-    options = RecorderOptions(checkpoint_every_items=3, checkpoint_every_bytes=10**9)
+    options = RecorderOptions(
+        checkpoint_every_items=3, checkpoint_every_bytes=10**9, checkpoint_min_ratio=0
+    )
     async with RolloutRecorder.open(
         tmp_path / "r.jsonl", session_meta=META, options=options
     ) as rec:
@@ -341,7 +344,9 @@ async def test_checkpoint_counters_count_lines_and_reset_on_compaction(tmp_path:
         assert rec.checkpoint_due()
         await rec.record([CompactedLine(payload=CompactedItem(message="summary"))])
         assert not rec.checkpoint_due()
-    by_bytes = RecorderOptions(checkpoint_every_items=10**9, checkpoint_every_bytes=1000)
+    by_bytes = RecorderOptions(
+        checkpoint_every_items=10**9, checkpoint_every_bytes=1000, checkpoint_min_ratio=0
+    )
     async with RolloutRecorder.open(
         tmp_path / "s.jsonl", session_meta=META, options=by_bytes
     ) as rec:
@@ -355,7 +360,7 @@ async def test_write_checkpoint_appends_compacted_and_full_world_state(tmp_path:
     path = tmp_path / "r.jsonl"
     context = TurnContextItem(turn_id="t1", cwd="/repo", model="m")
     history = [user_message("hi"), assistant_message("hello")]
-    options = RecorderOptions(checkpoint_every_items=2)
+    options = RecorderOptions(checkpoint_every_items=2, checkpoint_min_ratio=0)
     async with RolloutRecorder.open(path, session_meta=META, options=options) as rec:
         await rec.record(turn_lines("hi"))
         assert rec.checkpoint_due()
@@ -389,9 +394,33 @@ async def test_write_checkpoint_appends_compacted_and_full_world_state(tmp_path:
 
 async def test_checkpoint_without_baseline_writes_no_world_state(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    async with RolloutRecorder.open(path, session_meta=META) as rec:
-        await rec.write_checkpoint([user_message("hi")], None, None, None, WindowInfo(0))
+    options = RecorderOptions(checkpoint_min_ratio=0)
+    async with RolloutRecorder.open(path, session_meta=META, options=options) as rec:
+        assert await rec.write_checkpoint([user_message("hi")], None, None, None, WindowInfo(0))
     assert [obj["type"] for obj in read_objects(path)] == ["session_meta", "compacted"]
+
+
+async def test_a_checkpoint_costing_more_than_its_share_is_declined(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    history = [user_message("x" * 1000)]
+    options = RecorderOptions(checkpoint_every_items=1)  # ratio 5
+    async with RolloutRecorder.open(path, session_meta=META, options=options) as rec:
+        await rec.record([ResponseItemLine(payload=item) for item in history])
+        assert rec.checkpoint_due()
+        assert not await rec.write_checkpoint(history, None, None, None, WindowInfo(0))
+        assert not rec.checkpoint_due()  # not before 5× the declined size was recorded
+        event = EventMsgLine(payload=UserMessageEvent(message="e" * 1000))
+        events = 0
+        while not rec.checkpoint_due():
+            await rec.record([event])
+            events += 1
+            assert events < 20
+        assert await rec.write_checkpoint(history, None, None, None, WindowInfo(0))
+    sizes = [len(line) for line in path.read_bytes().splitlines(keepends=True)]
+    other, checkpoint = sum(sizes[1:-1]), sizes[-1]
+    # Due exactly when five times the checkpoint's size had been recorded since the last one.
+    assert other >= 5 * checkpoint > other - sizes[-2]
+    assert [obj["type"] for obj in read_objects(path)][-2:] == ["event_msg", "compacted"]
 
 
 async def test_close_with_unwritable_lines_raises_naming_what_was_lost(
@@ -409,3 +438,51 @@ async def test_close_with_unwritable_lines_raises_naming_what_was_lost(
     assert str(path) in str(raised.value)
     async with RolloutRecorder.open(path):  # the lock was released anyway
         pass
+
+
+async def test_checkpoints_stay_a_bounded_fraction_of_the_file(tmp_path: Path) -> None:
+    """Whatever is recorded, checkpoint lines (``compacted`` + full ``world_state``) are at most
+    1 / ``checkpoint_min_ratio`` of the other lines: each waits until that many times its cost
+    was recorded since the previous one."""
+    import random
+
+    rng = random.Random(11)
+    path = tmp_path / "r.jsonl"
+    options = RecorderOptions(checkpoint_every_items=20, checkpoint_min_ratio=5)
+    history: list[Any] = []
+    state: dict[str, Any] = {"files": {}}
+    written = 0
+    async with RolloutRecorder.open(path, session_meta=META, options=options) as rec:
+        await rec.record([WorldStateLine(payload=WorldStateItem(full=True, state=state))])
+        for step in range(3000):
+            roll = rng.random()
+            if roll < 0.35:
+                item = user_message("x" * rng.randrange(10, 400))
+                history.append(item)
+                await rec.record([ResponseItemLine(payload=item)])
+            elif roll < 0.7:
+                await rec.record([EventMsgLine(payload=UserMessageEvent(message="e" * 300))])
+            elif roll < 0.95:
+                patch = {"files": {f"f{step}": rng.randrange(100)}}
+                state["files"].update(patch["files"])
+                await rec.record([WorldStateLine(payload=WorldStateItem(full=False, state=patch))])
+            else:
+                history = history[-3:]
+                await rec.record(
+                    [CompactedLine(payload=CompactedItem(message="s", replacement_history=history))]
+                )
+            if rec.checkpoint_due():
+                await rec.write_checkpoint(history, state, None, None, WindowInfo(0))
+                written += 1
+    checkpoint = other = 0
+    previous_checkpoint = False
+    for raw in path.read_bytes().splitlines(keepends=True)[1:]:
+        obj = orjson.loads(raw)
+        is_checkpoint = obj["type"] == "compacted" and "mini_codex_checkpoint" in obj["payload"]
+        if is_checkpoint or (previous_checkpoint and obj["type"] == "world_state"):
+            checkpoint += len(raw)
+        else:
+            other += len(raw)
+        previous_checkpoint = is_checkpoint
+    assert written >= 3
+    assert checkpoint <= other / 5

@@ -173,3 +173,23 @@ def test_an_interrupted_turn_ends_without_a_turn_event_and_drops_its_todo_list()
             },
         },
     ]
+
+
+def test_a_compaction_has_no_exec_event_and_its_warning_is_an_error_item() -> None:
+    from mini_codex.protocol.session_events import ContextCompacted, WarningEvent
+    from mini_codex.runtime.compaction import LONG_THREADS_WARNING
+
+    events = feed(
+        [
+            TaskStarted(turn_id="t1"),
+            ContextCompacted(turn_id="t1", trigger="mid_turn", window_number=1),
+            WarningEvent(message=LONG_THREADS_WARNING),
+        ]
+    )
+    assert events == [
+        {"type": "turn.started"},
+        {
+            "type": "item.completed",
+            "item": {"id": "item_0", "type": "error", "message": LONG_THREADS_WARNING},
+        },
+    ]

@@ -121,7 +121,9 @@ async def test_resuming_twice_keeps_one_copy_of_the_context(tmp_path: Path) -> N
 async def test_checkpoints_written_between_steps_resume_to_the_same_history(
     tmp_path: Path,
 ) -> None:
-    config = load_config(None, ["rollout.checkpoint_every_items=2"])
+    config = load_config(
+        None, ["rollout.checkpoint_every_items=2", "rollout.checkpoint_min_ratio=0"]
+    )
     script = [
         ScriptedResponse([function_call("apply_patch", {"input": PATCH}, "call_patch")]),
         ScriptedResponse([function_call("update_plan", PLAN, "call_plan")]),

@@ -47,6 +47,7 @@ from mini_codex.cli.inspect_preview import (
     item_preview,
     preview,
 )
+from mini_codex.context.compaction import SUMMARY_PREFIX
 from mini_codex.jsonmerge import JsonObject, create_merge_patch
 from mini_codex.protocol import (
     CompactedLine,
@@ -393,7 +394,8 @@ class _Builder:
             text = f"history {count} items; resume starts here"
             self.add(Row(number, "checkpoint", "checkpoint", text))
             return
-        parts = [f"summary: {preview(payload.message)}" if payload.message else "no summary"]
+        summary = payload.message.removeprefix(SUMMARY_PREFIX).strip()
+        parts = [f"summary: {preview(summary)}" if summary else "no summary"]
         if history is None:
             parts.append("legacy (no replacement history)")
         else:

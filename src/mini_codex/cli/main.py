@@ -56,6 +56,12 @@ def _register(argv: Sequence[str]) -> None:
             app.command("resume", help="Continue a recorded session with a new task.")(
                 resume_command
             )
+    if only in (None, "compact"):
+        from mini_codex.cli.compact_cmd import compact_command
+
+        app.command(
+            "compact", help="Summarize a recorded session's history now (manual compaction)."
+        )(compact_command)
 
     if only in (None, "rollout"):
         from mini_codex.cli.rollout_cmd import rollout_app
@@ -87,5 +93,5 @@ def _register(argv: Sequence[str]) -> None:
         )
 
 
-_COMMANDS = ("exec", "resume", "rollout", "sessions", "batch", "mcp", "execpolicy", "ui")
+_COMMANDS = ("exec", "resume", "compact", "rollout", "sessions", "batch", "mcp", "execpolicy", "ui")
 _register(sys.argv)

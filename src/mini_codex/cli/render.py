@@ -21,6 +21,7 @@ from mini_codex.protocol.approvals import (
 )
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
+    ContextCompacted,
     ErrorEvent,
     ItemCompleted,
     ReasoningDelta,
@@ -88,6 +89,13 @@ def render_event(event: SessionEvent) -> Text | None:
             return Text(f"error: {event.message}", style="bold red")
         case WarningEvent():
             return Text(f"warning: {event.message}", style="yellow")
+        case ContextCompacted():
+            return Text(
+                f"context compacted ({event.trigger.replace('_', '-')}): "
+                f"{event.tokens_before} → {event.tokens_after} tokens, "
+                f"window {event.window_number}",
+                style="cyan",
+            )
         case TurnAborted():
             return Text("turn interrupted", style="bold red")
         case SafetyDecision(decision="reject" | "sandbox_denied" | "denied" | "abort"):

@@ -11,6 +11,7 @@ invariant (``verify``); 2 ``verify`` could not read the file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -22,7 +23,9 @@ from mini_codex.cli.inspect_render import render_replay_summary, render_timeline
 from mini_codex.cli.inspect_timeline import build_timeline
 from mini_codex.cli.remote import local_copy
 from mini_codex.errors import MiniCodexError
+from mini_codex.protocol import CompactedLine, RolloutLine
 from mini_codex.rollout import read_rollout, reconstruct, replay_file
+from mini_codex.rollout.replay.checkpoint import CHECKPOINT_KEY
 from mini_codex.rollout.replay.verify import check_rollout
 
 __all__ = ["INVARIANTS", "rollout_app"]
@@ -153,4 +156,18 @@ def verify_command(
         raise typer.Exit(1)
     bad = rollout.stats.bad_lines
     skipped = f" ({bad} bad line{'s' if bad != 1 else ''} skipped)" if bad else ""
-    typer.echo(f"ok: {rollout.stats.lines} lines, invariants {' '.join(INVARIANTS)} hold{skipped}")
+    typer.echo(
+        f"ok: {rollout.stats.lines} lines, invariants {' '.join(INVARIANTS)} hold{skipped}"
+        f"{_compactions(rollout.lines)}"
+    )
+
+
+def _compactions(lines: Sequence[RolloutLine]) -> str:
+    """``; N compaction(s), M checkpoint(s)`` when the file has any (else empty)."""
+    compacted = [line for line in lines if isinstance(line, CompactedLine)]
+    checkpoints = sum(1 for line in compacted if CHECKPOINT_KEY in (line.payload.model_extra or {}))
+    real = len(compacted) - checkpoints
+    parts = [f"{real} compaction(s)"] if real else []
+    if checkpoints:
+        parts.append(f"{checkpoints} checkpoint(s)")
+    return "; " + ", ".join(parts) if parts else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, TextIO
@@ -221,7 +221,9 @@ def run_session(
     extras: ExecExtras | None = None,
     approval: str | None = None,
     oss: OssFlags | None = None,
+    action: Callable[[Session], Awaitable[object]] | None = None,
 ) -> int:
+    """Open a session and run ``prompt`` as a turn (or ``action`` on the session instead)."""
     home = mini_codex_home()
     config = load_effective_config(home, overrides, profile=extras.profile if extras else None)
     model_name = model or config.model
@@ -282,7 +284,7 @@ def run_session(
         try:
             async with Session.open(options) as session, anyio.create_task_group() as tg:
                 tg.start_soon(_interrupt_on_signal, session, interrupted)
-                await session.run_turn(user_input)
+                await (action(session) if action is not None else session.run_turn(user_input))
                 tg.cancel_scope.cancel()
         finally:
             await client.aclose()

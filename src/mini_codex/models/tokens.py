@@ -284,6 +284,53 @@ def estimate_usage(
     )
 
 
+def truncate_to_tokens(text: str, max_tokens: int, model: str = "gpt-5") -> str:
+    """The first ``max_tokens`` tokens of ``text`` (all of it when it fits)."""
+    encoding = load_encoding(encoding_name_for_model(model))
+    tokens = encoding.encode_ordinary(text)
+    if len(tokens) <= max_tokens:
+        return text
+    return encoding.decode(tokens[: max(0, max_tokens)])
+
+
+TRUNCATION_MARKER = "\n…{count} tokens truncated…\n"
+"""Put between the head and the tail of a text cut by :func:`truncate_middle`."""
+
+
+def truncate_middle(text: str, max_tokens: int, model: str = "gpt-5") -> str:
+    """``text`` cut to about ``max_tokens`` tokens: head and tail halves around a marker that
+    says how many tokens were left out (``text`` itself when it fits)."""
+    if len(text.encode("utf-8")) <= max_tokens:  # a token is at least one byte
+        return text
+    encoding = load_encoding(encoding_name_for_model(model))
+    tokens = encoding.encode_ordinary(text)
+    if len(tokens) <= max_tokens:
+        return text
+    head = max(0, max_tokens) // 2
+    tail = max(0, max_tokens) - head
+    omitted = len(tokens) - head - tail
+    return (
+        encoding.decode(tokens[:head])
+        + TRUNCATION_MARKER.format(count=omitted)
+        + (encoding.decode(tokens[-tail:]) if tail else "")
+    )
+
+
+def estimate_context_tokens(
+    instructions: str,
+    tools: Iterable[Mapping[str, Any]],
+    items: Iterable[ResponseItem],
+    model: str = "gpt-5",
+) -> int:
+    """Estimated tokens of a request's input: what the next request would carry."""
+    encoding = load_encoding(encoding_name_for_model(model))
+    total = len(encoding.encode_ordinary(instructions))
+    specs = list(tools)
+    if specs:
+        total += len(encoding.encode_ordinary(json.dumps(specs, separators=(",", ":"))))
+    return total + estimate_items_tokens(items, model)
+
+
 # --- context window and auto-compaction (pure) --------------------------------------------------
 
 AUTO_COMPACT_PERCENT = 90
@@ -368,12 +415,14 @@ __all__ = [
     "ENCODINGS",
     "IMAGE_TOKENS",
     "ITEM_OVERHEAD_TOKENS",
+    "TRUNCATION_MARKER",
     "EncodingSpec",
     "auto_compact_token_limit",
     "compaction_info",
     "context_window_for_model",
     "count_tokens",
     "encoding_name_for_model",
+    "estimate_context_tokens",
     "estimate_items_tokens",
     "estimate_prompt_tokens",
     "estimate_usage",
@@ -382,4 +431,6 @@ __all__ = [
     "read_bundled_ranks",
     "token_limit_reached",
     "tokens_until_compaction",
+    "truncate_middle",
+    "truncate_to_tokens",
 ]

@@ -103,6 +103,18 @@ class WarningEvent(WireModel):
     message: str
 
 
+class ContextCompacted(WireModel):
+    """The history was replaced by a compaction (spec/codex-runtime.md §8.3 step 8)."""
+
+    type: Literal["context_compacted"] = "context_compacted"
+    turn_id: str | None = None
+    trigger: Literal["pre_turn", "mid_turn", "model_downshift", "manual"] = "manual"
+    window_number: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+    trimmed_items: int = 0
+
+
 class ShutdownComplete(WireModel):
     type: Literal["shutdown_complete"] = "shutdown_complete"
 
@@ -127,5 +139,6 @@ SessionEvent: TypeAlias = (
     | StreamErrorEvent
     | ErrorEvent
     | WarningEvent
+    | ContextCompacted
     | ShutdownComplete
 )

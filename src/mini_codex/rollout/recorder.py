@@ -56,8 +56,16 @@ full ``world_state`` right after it re-establishes the baseline that the compact
 Codex reader reconstructs the same history and baseline from the tail. The ``mini_codex_checkpoint``
 object (built by ``replay.checkpoint.checkpoint_payload``) carries what a real compaction
 would lose: the reference context and previous-turn settings, and the window identity.
-The history carried is the model-visible history, so a checkpoint costs one copy of it; the
-defaults below bound that cost (see :class:`RecorderOptions`).
+The history carried is the model-visible history, so a checkpoint costs one copy of it. That copy
+is kept a bounded fraction of the file: :meth:`write_checkpoint` encodes the checkpoint and writes
+it only if at least ``checkpoint_min_ratio`` (default 5) times its size were recorded since the
+last checkpoint or compaction; otherwise it declines, and :meth:`checkpoint_due` stays false until
+that many times the declined size were recorded. So checkpoints are at most 1 / ratio of the other
+lines (20 %: a rollout with checkpoints is at most 1.2× the same rollout without). Resume reads a
+tail of at most ``max(checkpoint_every_items lines, checkpoint_every_bytes, ratio × checkpoint)``;
+with compaction bounding the history (and so a checkpoint), that tail does not grow with the
+session. A session whose lines are nearly all history (no compaction) gets no checkpoints: the
+tail is then the history itself, which resume must load anyway.
 """
 
 from __future__ import annotations
@@ -127,12 +135,16 @@ class RecorderOptions:
       outputs): at ~90 MB/s parsing, resume reads < 0.2 s of tail. A checkpoint writes the whole
       history once, so both thresholds keep checkpoint bytes a small fraction of the file as long
       as the history is smaller than the tail they allow.
+    * ``checkpoint_min_ratio=5``: a checkpoint (one copy of the history) is written only once five
+      times its size were recorded since the last one, so checkpoints add at most 20 %; 0 writes
+      one whenever the thresholds above say so, whatever it costs.
     """
 
     fsync_at_turn_end: bool = True
     fsync_on_shutdown: bool = True
     checkpoint_every_items: int = 2000
     checkpoint_every_bytes: int = 16 * 1024 * 1024
+    checkpoint_min_ratio: float = 5.0
 
 
 @dataclass
@@ -171,6 +183,7 @@ class RolloutRecorder:
         self._writer_done = False
         self._items_since_checkpoint = 0
         self._bytes_since_checkpoint = 0
+        self._declined_cost = 0  # bytes of the last checkpoint declined as too costly
         self._stamp_key: tuple[datetime, Any] | None = None
         self._stamp_bytes = b""
         self.lines_written = 0
@@ -282,11 +295,13 @@ class RolloutRecorder:
     # --- checkpoints -----------------------------------------------------------------------------
 
     def checkpoint_due(self) -> bool:
-        """True when enough lines or bytes were recorded since the last compaction/checkpoint."""
+        """True when enough lines or bytes were recorded since the last compaction/checkpoint,
+        and at least ``checkpoint_min_ratio`` × the history's bytes (module docs)."""
+        options = self.options
         return (
-            self._items_since_checkpoint >= self.options.checkpoint_every_items
-            or self._bytes_since_checkpoint >= self.options.checkpoint_every_bytes
-        )
+            self._items_since_checkpoint >= options.checkpoint_every_items
+            or self._bytes_since_checkpoint >= options.checkpoint_every_bytes
+        ) and self._bytes_since_checkpoint >= options.checkpoint_min_ratio * self._declined_cost
 
     async def write_checkpoint(
         self,
@@ -295,18 +310,30 @@ class RolloutRecorder:
         reference_context: TurnContextItem | None,
         previous_turn_settings: PreviousTurnSettings | None,
         window: WindowInfo,
-    ) -> None:
+    ) -> bool:
         """Append a checkpoint: ``compacted`` (full history) then a full ``world_state``.
 
         ``world_state`` is the current baseline snapshot; ``None`` (no baseline) writes no
         ``world_state`` line, so replay ends with no baseline either, as it would have.
+
+        Declined (nothing written, returns False) when the checkpoint would cost more than
+        1 / ``checkpoint_min_ratio`` of the bytes recorded since the last one; it is not tried
+        again before that many times its cost were recorded (module docs).
         """
         payload = checkpoint_payload(history, reference_context, previous_turn_settings, window)
         lines: list[RolloutLine] = [CompactedLine(payload=payload)]
         if world_state is not None:
             lines.append(WorldStateLine(payload=WorldStateItem(full=True, state=world_state)))
+        ratio = self.options.checkpoint_min_ratio
+        if ratio > 0:
+            bodies = [_encode_body(line.to_json()) for line in lines]
+            cost = sum(len(body) + _STAMP_OVERHEAD for body in bodies)
+            if self._bytes_since_checkpoint < ratio * cost:
+                self._declined_cost = cost
+                return False
         await self.record(lines)
         self._reset_checkpoint_counters()
+        return True
 
     # --- internals -------------------------------------------------------------------------------
 
@@ -319,6 +346,7 @@ class RolloutRecorder:
     def _reset_checkpoint_counters(self) -> None:
         self._items_since_checkpoint = 0
         self._bytes_since_checkpoint = 0
+        self._declined_cost = 0
 
     def _materialize(self) -> None:
         if self._file is not None:

@@ -26,6 +26,7 @@ import gc
 import os
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from mini_codex.errors import RolloutError
 from mini_codex.protocol import SessionMeta, SessionMetaLine
@@ -50,6 +51,24 @@ def load_resume_state(path: str | os.PathLike[str]) -> Reconstructed:
 def replay_file(path: str | os.PathLike[str]) -> Reconstructed:
     """Reconstruct from the whole file (no early exit); same result as :func:`load_resume_state`."""
     return _reconstruct(Path(path), early_exit=False)
+
+
+def last_token_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``info`` of the newest ``token_count`` event (token totals and context tokens survive
+    a resume). Reads backwards from the end and stops at the first one found."""
+    for block in iter_raw_blocks_reverse(Path(path)):
+        for raw in block:
+            if b'"token_count"' not in raw:
+                continue
+            obj = parse_json(raw)
+            if not isinstance(obj, dict) or obj.get("type") != "event_msg":
+                continue
+            payload = obj.get("payload")
+            if isinstance(payload, dict) and payload.get("type") == "token_count":
+                info = payload.get("info")
+                if isinstance(info, dict):
+                    return info
+    return None
 
 
 def read_session_meta(path: str | os.PathLike[str]) -> SessionMeta | None:

@@ -17,6 +17,8 @@ through this class, so they print and return the same items. The rules follow Co
   the end of the turn, ``turn.failed {error}`` instead of ``turn.completed {usage}``. An
   interrupted turn ends without a turn event (as in Codex).
 * ``usage`` is the thread's total token usage (Codex reports the same).
+* ``context_compacted`` has no exec event (as in Codex); the long-threads warning that follows it
+  is an ``error`` item like every warning, and the summarizer's answer is no agent message.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from mini_codex.protocol.exec_events import (
 )
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
+    ContextCompacted,
     ErrorEvent,
     ReasoningDelta,
     SessionConfigured,
@@ -214,6 +217,7 @@ class ExecEventMapper:
                 | ReasoningDelta()
                 | StreamErrorEvent()
                 | ShutdownComplete()
+                | ContextCompacted()  # Codex's JSONL has no compaction item (its warning shows)
             ):
                 return []
             case _:

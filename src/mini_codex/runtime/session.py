@@ -37,6 +37,7 @@ from mini_codex.errors import MiniCodexError
 from mini_codex.mcp.errors import McpError
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.models.retry import RetryPolicy
+from mini_codex.models.tokens import estimate_context_tokens
 from mini_codex.policy.rules import RuleSet
 from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
@@ -44,7 +45,7 @@ from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, 
 from mini_codex.rollout.paths import new_thread_id, rollout_path
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
 from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
-from mini_codex.rollout.resume import load_resume_state
+from mini_codex.rollout.resume import last_token_info, load_resume_state
 from mini_codex.runtime.approvals import ApprovalCallback, SessionApprovals
 from mini_codex.runtime.capture import CaptureProbe, StepServices
 from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
@@ -52,7 +53,7 @@ from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.rule_files import load_rule_files
 from mini_codex.runtime.tool_router import RegisteredTool
-from mini_codex.runtime.turn import TurnDeps, TurnState, run_turn
+from mini_codex.runtime.turn import TokenTotals, TurnDeps, TurnState, run_compact_task, run_turn
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.shell import ShellTool
 from mini_codex.tools.update_plan import UpdatePlanTool
@@ -184,8 +185,9 @@ class Session:
         self.recorder: RolloutRecorder | None = None
         self.rollout_path: Path | None = None
         self.session_id = ""
-        self.window = WindowInfo(number=0)
         self.recording = Recording(self.history, None, self._emit)
+        self.recording.tool_output_token_limit = options.config.tool_output_token_limit
+        self.recording.model = self.model
         self.state = TurnState(self.recording, checkpoint=self._maybe_checkpoint)
         tools = options.tools if options.tools is not None else default_tools(options.config)
         self.hooks = Hooks(
@@ -288,6 +290,7 @@ class Session:
             fsync_on_shutdown=self.config.rollout.fsync_on_shutdown,
             checkpoint_every_items=self.config.rollout.checkpoint_every_items,
             checkpoint_every_bytes=self.config.rollout.checkpoint_every_bytes,
+            checkpoint_min_ratio=self.config.rollout.checkpoint_min_ratio,
         )
         resumed = options.resume_path is not None
         if options.resume_path is not None:
@@ -345,7 +348,39 @@ class Session:
         self.state.reference_context = state.reference_context
         settings = state.previous_turn_settings
         self.state.previous_model = settings.model if settings is not None else None
-        self.window = state.window
+        self.state.window = state.window
+        self._restore_tokens(path)
+
+    def _restore_tokens(self, path: Path) -> None:
+        """Token totals and the active context tokens survive a resume (the newest
+        ``token_count``; the context is estimated from the history when none says it)."""
+        info = last_token_info(path)
+        totals = info.get("total_token_usage") if info is not None else None
+        if isinstance(totals, dict):
+            for key in TokenTotals.__dataclass_fields__:
+                value = totals.get(key)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    setattr(self.state.session_tokens, key, value)
+        active = info.get("context_tokens") if info is not None else None
+        last = info.get("last_token_usage") if info is not None else None
+        if not isinstance(active, int) and isinstance(last, dict):
+            active = last.get("total_tokens")
+        if isinstance(active, int) and not isinstance(active, bool):
+            self.state.context_tokens = active
+        else:
+            self.state.context_tokens = estimate_context_tokens(
+                self.base_instructions, (), self.history.for_prompt(), self.model
+            )
+
+    @property
+    def window(self) -> WindowInfo:
+        """The context window the session is in (advanced by every compaction)."""
+        return self.state.window
+
+    @property
+    def context_tokens(self) -> int:
+        """Active context tokens (spec §8.1)."""
+        return self.state.context_tokens
 
     async def _shutdown(self) -> None:
         self._closing = True
@@ -457,12 +492,7 @@ class Session:
         interrupted = True
         try:
             turn = self.new_turn_context(turn_id, output_schema)
-            deps = TurnDeps(
-                services=self.services,
-                client=self.options.client,
-                retry=self._retry,
-                on_request=self.options.on_request,
-            )
+            deps = self._deps()
             with scope:
                 result = await run_turn(self.state, turn, items, deps)
                 interrupted = False
@@ -477,6 +507,39 @@ class Session:
                 # Input steered after the turn's last request is answered by a follow-up turn
                 # (after an interrupt it waits for the next turn instead).
                 self._tg.start_soon(self._run_turn, *self._claim_turn([]))
+
+    def _deps(self) -> TurnDeps:
+        return TurnDeps(
+            services=self.services,
+            client=self.options.client,
+            retry=self._retry,
+            on_request=self.options.on_request,
+        )
+
+    async def compact(self) -> str | None:
+        """Compact the history now (Codex ``Op::Compact``; the TUI's ``/compact``).
+
+        Runs as a task of its own after the running turn (``task_started``, the summarizer's
+        answer, ``compacted``, ``task_complete``); ``interrupt()`` cancels it, leaving history
+        as it was. The initial context is not re-injected: the next turn records it in full
+        (spec §8.4). Emits ``context_compacted`` and the long-threads warning; returns the
+        summary, or None when the compaction failed (an ``error`` event says why).
+        """
+        while self._turn_done is not None and self._active is not None:
+            await self._turn_done.wait()
+        if self._closing:
+            raise MiniCodexError("the session is shutting down")
+        scope = anyio.CancelScope()
+        done = anyio.Event()
+        self._active, self._active_turn_id, self._turn_done = scope, str(uuid.uuid4()), done
+        try:
+            with scope:
+                turn = self.new_turn_context(self._active_turn_id)
+                return await run_compact_task(self.state, turn, self._deps())
+            return None  # interrupted
+        finally:
+            self._active = None
+            done.set()
 
     def submit(self, text: str) -> None:
         """Start a turn in the background, or steer the running turn with ``text``."""
@@ -525,5 +588,5 @@ class Session:
             baseline.to_json() if baseline is not None else None,
             self.state.reference_context,
             settings,
-            self.window,
+            self.state.window,
         )

@@ -20,7 +20,7 @@ from mini_codex.errors import ModelError
 from mini_codex.mcp.mentions import mentioned_servers
 from mini_codex.models.base import ModelClient, Prompt, TokenUsage
 from mini_codex.models.retry import RetryPolicy
-from mini_codex.models.tokens import compaction_info
+from mini_codex.models.tokens import estimate_context_tokens
 from mini_codex.protocol import (
     EventMsgLine,
     ResponseItem,
@@ -35,7 +35,17 @@ from mini_codex.protocol import (
 )
 from mini_codex.protocol.items import Message
 from mini_codex.protocol.session_events import ErrorEvent, StepStarted
+from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.capture import StepServices, capture_step
+from mini_codex.runtime.compaction import (
+    CompactionFailed,
+    CompactionResult,
+    Injection,
+    Trigger,
+    run_compaction,
+    token_count_info,
+    token_status,
+)
 from mini_codex.runtime.context_updates import (
     record_context_updates,
     record_step_world_state_if_changed,
@@ -78,6 +88,10 @@ class TurnState:
     previous_model: str | None = None
     pending_input: list[ResponseItem] = field(default_factory=list)
     session_tokens: TokenTotals = field(default_factory=TokenTotals)
+    context_tokens: int = 0
+    """Active context tokens (spec §8.1): the last response's usage, re-estimated offline when
+    the provider reports none and after every history rewrite."""
+    window: WindowInfo = field(default_factory=lambda: WindowInfo(number=0))
     checkpoint: Callable[[], Awaitable[None]] | None = None
     """Awaited between steps; writes a rollout checkpoint when one is due."""
 
@@ -141,6 +155,18 @@ async def run_turn(
             required_mcp_servers=required_mcp,
             previous_model=state.previous_model,
         )
+        trigger, summarizer = pre_turn_trigger(state, turn)
+        if trigger is not None:
+            # Before the turn's context updates and input are recorded (spec §8.2); like Codex
+            # 0.169, the fresh initial context is injected, so the turn start records nothing.
+            await compact(
+                state,
+                turn,
+                deps,
+                trigger,
+                Injection(live, turn.to_turn_context_item()),
+                model=summarizer,
+            )
         update = await record_context_updates(
             recording, live, turn.to_turn_context_item(), state.reference_context
         )
@@ -189,32 +215,39 @@ async def run_turn(
             except ModelError as err:
                 recording.emit(ErrorEvent(message=str(err), turn_id=turn.turn_id))
                 break
+            status = token_status(turn.model, turn.session.config)
             if outcome.usage is not None:
                 turn_tokens.add(outcome.usage)
                 state.session_tokens.add(outcome.usage)
-                config = turn.session.config
+                state.context_tokens = outcome.usage.total_tokens
+            elif status.limit is not None:  # estimated only where a limit can be reached
+                state.context_tokens = estimate_context_tokens(
+                    turn.base_instructions,
+                    step.router.model_visible_specs(),
+                    recording.history.for_prompt(),
+                    turn.model,
+                )
+            if outcome.usage is not None:
                 await _persist_event(
                     state,
                     TokenCount(
-                        info={
-                            "total_token_usage": state.session_tokens.to_json(),
-                            "turn_token_usage": turn_tokens.to_json(),
-                            "last_token_usage": outcome.usage.to_json(),
-                            # Context window and auto-compaction threshold (spec §8.1), judged
-                            # by how full the last request left the window.
-                            **compaction_info(
-                                turn.model,
-                                {
-                                    "model_context_window": config.model_context_window,
-                                    "model_auto_compact_token_limit": (
-                                        config.model_auto_compact_token_limit
-                                    ),
-                                },
-                                context_tokens=outcome.usage.total_tokens,
-                            ),
-                        }
+                        info=token_count_info(
+                            state.session_tokens.to_json(),
+                            turn_tokens.to_json(),
+                            outcome.usage.to_json(),
+                            status,
+                            state.context_tokens,
+                        )
                     ),
                 )
+            needs_follow_up = outcome.needs_follow_up or bool(state.pending_input)
+            if needs_follow_up and status.reached(state.context_tokens):
+                # Mid-turn compaction (spec §8.2): the turn continues in the new window.
+                await compact(
+                    state, turn, deps, "mid_turn", Injection(live, turn.to_turn_context_item())
+                )
+                can_drain = not outcome.needs_follow_up
+                continue
             can_drain = True
             if not (outcome.needs_follow_up or state.pending_input):
                 last_message = outcome.last_agent_message
@@ -228,6 +261,10 @@ async def run_turn(
             if recording.recorder is not None:
                 await recording.recorder.turn_ended()
         raise
+    except CompactionFailed:  # already reported (an error event); the turn ends quietly
+        if not input_recorded:
+            with anyio.CancelScope(shield=True):
+                await _record_input(state, user_input)
     except Exception as exc:  # a bug or an I/O failure: report it, keep the session usable
         recording.emit(ErrorEvent(message=f"turn failed: {exc}", turn_id=turn.turn_id))
         if not input_recorded:
@@ -239,4 +276,98 @@ async def run_turn(
     return last_message
 
 
-__all__ = ["TokenTotals", "TurnDeps", "TurnState", "run_turn"]
+def pre_turn_trigger(state: TurnState, turn: TurnContext) -> tuple[Trigger | None, str]:
+    """Whether the turn starts with a compaction, and the model that summarizes (spec §8.2):
+    a switch to a model with a smaller window while over its limit compacts with the previous
+    model (``model_downshift``); else reaching the limit compacts (``pre_turn``)."""
+    config = turn.session.config
+    tokens = state.context_tokens
+    current = token_status(turn.model, config)
+    previous_model = state.previous_model
+    if previous_model is not None and previous_model != turn.model:
+        previous = token_status(previous_model, config)
+        window = current.context_window
+        if (
+            window is not None
+            and previous.context_window is not None
+            and window < previous.context_window
+            and (current.reached(tokens) or tokens >= window)
+        ):
+            return "model_downshift", previous_model
+    if current.reached(tokens):
+        return "pre_turn", turn.model
+    return None, turn.model
+
+
+async def compact(
+    state: TurnState,
+    turn: TurnContext,
+    deps: TurnDeps,
+    trigger: Trigger,
+    injection: Injection | None,
+    *,
+    model: str | None = None,
+) -> CompactionResult:
+    """Run a compaction and install its result in ``state`` (``token_count`` persisted after)."""
+    result = await run_compaction(
+        state.recording,
+        deps.client,
+        model=model or turn.model,
+        instructions=turn.base_instructions,
+        config=turn.session.config,
+        retry=deps.retry,
+        window=state.window,
+        trigger=trigger,
+        tokens_before=state.context_tokens,
+        injection=injection,
+        turn_id=turn.turn_id,
+        on_request=deps.on_request,
+    )
+    if result.usage is not None:
+        state.session_tokens.add(result.usage)
+    state.window = result.window
+    state.reference_context = result.reference_context
+    state.context_tokens = result.context_tokens
+    status = token_status(turn.model, turn.session.config)
+    await _persist_event(
+        state,
+        TokenCount(
+            info=token_count_info(
+                state.session_tokens.to_json(), None, None, status, state.context_tokens
+            )
+        ),
+    )
+    return result
+
+
+async def run_compact_task(state: TurnState, turn: TurnContext, deps: TurnDeps) -> str | None:
+    """A manual compaction as a task of its own; returns the summary (None if it failed)."""
+    recording = state.recording
+    recording.turn_id = turn.turn_id
+    await _persist_event(state, TaskStarted(turn_id=turn.turn_id))
+    summary: str | None = None
+    try:
+        summary = (await compact(state, turn, deps, "manual", None)).summary
+    except CompactionFailed:
+        pass
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await _persist_event(state, TurnAborted(turn_id=turn.turn_id, reason="interrupted"))
+            if recording.recorder is not None:
+                await recording.recorder.turn_ended()
+        raise
+    await _persist_event(state, TaskComplete(turn_id=turn.turn_id, last_agent_message=None))
+    if recording.recorder is not None:
+        await recording.recorder.turn_ended()
+    return summary
+
+
+__all__ = [
+    "TokenTotals",
+    "TurnDeps",
+    "TurnState",
+    "compact",
+    "pre_turn_trigger",
+    "run_compact_task",
+    "run_turn",
+]
