@@ -38,7 +38,7 @@ from mini_codex.cli.env import (
     user_shell,
 )
 from mini_codex.cli.remote import storage_options_for
-from mini_codex.cli.run import ConfigOpt, ModelOpt, SandboxOpt, _exit, _sandbox
+from mini_codex.cli.run import ConfigOpt, ModelOpt, SandboxOpt, exit_with, sandbox_policy
 from mini_codex.config import (
     Config,
     ModelProviderConfig,
@@ -130,7 +130,7 @@ def build_specs(
                 model=_model_choice(chosen, config),
                 dest=dest,
                 storage_options=storage_options,
-                sandbox=_sandbox(sandbox, config),
+                sandbox=sandbox_policy(sandbox, config),
                 shell=user_shell(),
                 env=child_environment(config),  # the task's shell_environment_policy
                 timezone=local_timezone(),
@@ -334,4 +334,4 @@ def batch_command(
         by_status = report.summary["by_status"]
         return 0 if by_status["completed"] == report.summary["finished"] else 1
 
-    _exit(run)
+    exit_with(run)

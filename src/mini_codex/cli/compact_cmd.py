@@ -21,9 +21,9 @@ from mini_codex.cli.run import (
     ModelOpt,
     SandboxOpt,
     TraceOpt,
-    _exit,
-    _find_rollout,
-    _latest_rollout,
+    exit_with,
+    find_rollout,
+    latest_rollout,
     run_session,
 )
 from mini_codex.errors import MiniCodexError
@@ -49,11 +49,11 @@ def compact_command(
         if last:
             if target is not None:
                 raise MiniCodexError("give a SESSION_ID or PATH, or --last, not both")
-            path = _latest_rollout(cd)
+            path = latest_rollout(cd)
         elif target is None:
             raise MiniCodexError("give a SESSION_ID or PATH, or --last")
         else:
-            path = _find_rollout(target)
+            path = find_rollout(target)
         extras = ExecExtras(json_format=json_format(json_, None), profile=profile)
         return run_session(
             "",
@@ -69,4 +69,4 @@ def compact_command(
             action=lambda session: session.compact(),
         )
 
-    _exit(run)
+    exit_with(run)

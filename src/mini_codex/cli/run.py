@@ -105,7 +105,7 @@ def _client_for(model: str, config: Config) -> ModelClient:
     )
 
 
-def _sandbox(choice: str | None, config: Config) -> SandboxPolicy | None:
+def sandbox_policy(choice: str | None, config: Config) -> SandboxPolicy | None:
     match choice:
         case None:
             return None
@@ -241,7 +241,7 @@ def run_session(
     if not cwd.is_dir():
         raise MiniCodexError(f"--cd {cwd}: not a directory")
     # Everything that can be refused is checked before anything is created or opened.
-    policy = _sandbox(sandbox, config)
+    policy = sandbox_policy(sandbox, config)
     user_input = turn_input(prompt, extras.images if extras else ())
     approval_policy = _approval(approval)
     local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
@@ -387,7 +387,7 @@ def exec_command(
             oss=OssFlags(oss, local_provider),
         )
 
-    _exit(run)
+    exit_with(run)
 
 
 def resume_command(
@@ -417,11 +417,11 @@ def resume_command(
     def run() -> int:
         if last:
             text = target if prompt is None else prompt
-            path = _latest_rollout(cd)
+            path = latest_rollout(cd)
         else:
             if target is None:
                 raise MiniCodexError("give a SESSION_ID or PATH, or --last")
-            path = _find_rollout(target)
+            path = find_rollout(target)
             text = prompt
         extras = ExecExtras(
             json_format=json_format(json_, json_events),
@@ -444,10 +444,10 @@ def resume_command(
             oss=OssFlags(oss, local_provider),
         )
 
-    _exit(run)
+    exit_with(run)
 
 
-def _latest_rollout(cd: Path | None) -> Path:
+def latest_rollout(cd: Path | None) -> Path:
     from mini_codex.rollout.index import SessionIndex
 
     with SessionIndex(mini_codex_home()) as index:
@@ -460,7 +460,7 @@ def _latest_rollout(cd: Path | None) -> Path:
     return Path(found.path)
 
 
-def _find_rollout(target: str) -> Path:
+def find_rollout(target: str) -> Path:
     path = Path(target).expanduser()
     if path.exists():
         return path
@@ -483,7 +483,7 @@ def _print_notices(notices: list[str]) -> None:
         typer.echo(f"notice: {notice}", err=True)
 
 
-def _exit(run: Callable[[], int]) -> None:
+def exit_with(run: Callable[[], int]) -> None:
     """The CLI's error boundary: library errors become one clear line and exit code 2."""
     try:
         code = run()
