@@ -372,6 +372,16 @@ def resume_command(
     """Continue a recorded session with a new task."""
 
     def run() -> int:
+        no_prompt = (target if last else prompt) is None if prompt is None else False
+        if no_prompt and stdin_is_terminal():
+            # No prompt on a terminal: continue in the interactive UI (no session: a picker).
+            from mini_codex.cli.interactive import UiOptions, run_interactive
+
+            options = UiOptions(model, cd, sandbox, ask_for_approval, config or [])
+            where: Path | str = (
+                _latest_rollout(cd) if last else _find_rollout(target) if target else "pick"
+            )
+            return run_interactive(options, resume=where)
         if last:
             text = target if prompt is None else prompt
             path = _latest_rollout(cd)
