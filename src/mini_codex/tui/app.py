@@ -233,7 +233,8 @@ class MiniCodexApp(App[None]):
                 self.note(Text(f"{event.decision}: {what}", style="yellow"))
             case SessionConfigured():
                 verb = "resumed session" if event.resumed else "new session"
-                self.note(Text(f"{verb} {event.session_id} · {event.cwd}", style="dim"))
+                short = event.session_id[:8]
+                self.note(Text(f"{verb} {short}… · {event.cwd}", style="dim"))
                 self._workspace = None
                 self.last_session_id = event.session_id
             case _:
@@ -310,9 +311,10 @@ class MiniCodexApp(App[None]):
             return
         title = cells.tool_title(event.name, event.payload)
         if event.name == "apply_patch":
-            self.patches[event.call_id] = event.payload
+            patch = cells.patch_input(event.payload)
+            self.patches[event.call_id] = patch
             title.append("\n")
-            title.append_text(cells.patch_text(event.payload))
+            title.append_text(cells.patch_text(patch))
         cell = Static(Text.assemble(title, ("\n⋯ running", "dim")), classes="tool")
         cell.title_text = title  # type: ignore[attr-defined]
         self.tool_cells[event.call_id] = cell
@@ -347,6 +349,19 @@ class MiniCodexApp(App[None]):
         note = cells.workspace_note(sorted(current - previous), sorted(previous - current))
         if note is not None:
             self.add_cell(Static(note))
+
+    def transcript_lines(self) -> list[str]:
+        """The transcript as plain text, one entry a cell (tests and debugging)."""
+        lines: list[str] = []
+        for widget in self.transcript.children:
+            if isinstance(widget, Markdown):
+                lines.append(widget.source)
+            elif isinstance(widget, Collapsible):
+                body = widget.query_one(Collapsible.Contents).query(Static).first()
+                lines.append(f"{widget.title}: {body.content}")
+            elif isinstance(widget, Static):
+                lines.append(str(widget.content))
+        return lines
 
     def refresh_status(self) -> None:
         session = self.session

@@ -57,6 +57,12 @@ def _clip_line(text: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def patch_input(payload: str) -> str:
+    """The patch of an apply_patch call: freeform input, or the ``input`` of JSON arguments."""
+    value = _arguments(payload).get("input")
+    return value if isinstance(value, str) else payload
+
+
 def patch_text(patch: str) -> Text:
     """An apply_patch input as a coloured diff (+ green, - red, headers bold)."""
     text = Text()
