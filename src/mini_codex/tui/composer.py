@@ -97,7 +97,7 @@ class Composer(TextArea):
         self.move_cursor(self.document.end)
 
     def _submit(self) -> None:
-        text = self.expanded_text()
+        text = self.expanded_text().strip()
         if not text.strip():
             return
         self.prompt_history.add(self.text)

@@ -58,10 +58,15 @@ async def ui_harness(
     app: MiniCodexApp, size: tuple[int, int] = (80, 24)
 ) -> AsyncIterator[Pilot[None]]:
     """``app`` headless (Textual's pilot) with its session host running."""
+    failure: Exception | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(app.host.run, app, app.approval_callback)
         try:
             async with app.run_test(size=size) as pilot:
                 yield pilot
+        except Exception as exc:  # a failed check: close the session cleanly, then report it
+            failure = exc
         finally:
             app.host.stop()
+    if failure is not None:
+        raise failure
