@@ -58,7 +58,8 @@ class MiniCodexApp(App[None]):
     CSS = """
     Screen { layout: vertical; height: auto; max-height: 100%; }
     Screen:inline { height: auto; max-height: 100%; border: none; }
-    #transcript { height: auto; max-height: 1fr; scrollbar-size-vertical: 1; }
+    #transcript { height: 1fr; scrollbar-size-vertical: 1; }
+    Screen:inline #transcript { height: auto; max-height: 80vh; }
     #transcript > * { margin: 0 0 1 0; }
     #transcript Markdown { margin: 0 0 1 0; padding: 0; }
     #queued { height: auto; display: none; }
@@ -66,6 +67,7 @@ class MiniCodexApp(App[None]):
     Composer { height: auto; max-height: 8; border: tall $primary; }
     #status { height: 1; color: $text-muted; }
     .tool { padding: 0 0 0 1; }
+    ApprovalScreen { align: center bottom; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "interrupt", priority=False, show=False),
@@ -174,7 +176,11 @@ class MiniCodexApp(App[None]):
 
     def add_cell(self, widget: Static | Markdown | Collapsible) -> None:
         self.transcript.mount(widget)
-        self.transcript.scroll_end(animate=False)
+        self._follow()
+
+    def _follow(self) -> None:
+        """Keep the newest cell in view (after the layout has caught up)."""
+        self.call_after_refresh(self.transcript.scroll_end, animate=False)
 
     def note(self, text: Text | str) -> None:
         self.add_cell(Static(text if isinstance(text, Text) else Text(text)))
@@ -269,7 +275,7 @@ class MiniCodexApp(App[None]):
         chunk = "".join(self._stream_buffer)
         self._stream_buffer.clear()
         await self._stream.append(chunk)
-        self.transcript.scroll_end(animate=False)
+        self._follow()
         self.last_render = time.perf_counter()
 
     def _finish_stream(self) -> None:
@@ -331,7 +337,7 @@ class MiniCodexApp(App[None]):
             event.name, event.output, event.success, event.duration_s, event.details
         )
         cell.update(Text.assemble(title, "\n", result))
-        self.transcript.scroll_end(animate=False)
+        self._follow()
 
     def _step_started(self) -> None:
         session = self.session

@@ -37,13 +37,13 @@ def build_app(
     )
 
 
-async def run_ui(app: MiniCodexApp, *, inline: bool = True) -> int:
+async def run_ui(app: MiniCodexApp, *, inline: bool = True, headless: bool = False) -> int:
     """Run ``app`` on this terminal until it exits; returns its exit code."""
     failure: Exception | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(app.host.run, app, app.approval_callback)
         try:
-            await app.run_async(inline=inline, inline_no_clear=True)
+            await app.run_async(inline=inline, inline_no_clear=True, headless=headless)
         except Exception as exc:  # the UI failed: still close the session cleanly first
             failure = exc
         finally:

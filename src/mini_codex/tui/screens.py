@@ -53,7 +53,7 @@ class ApprovalScreen(ModalScreen[ApprovalAnswer]):
     DEFAULT_CSS = """
     ApprovalScreen { align: center bottom; }
     ApprovalScreen > Vertical {
-        width: 100%; height: auto; max-height: 90%;
+        dock: bottom; width: 100%; height: auto; max-height: 90%;
         border: round $warning; padding: 0 1; background: $surface;
     }
     """
