@@ -76,7 +76,13 @@ async def shoot(
 ) -> None:
     async with ui_harness(app, size=(80, 24)) as pilot:
         await until(pilot)
-        await pilot.pause(0.3)
+        previous = ""
+        for _ in range(50):  # until the screen stops changing (layout and scrolling settled)
+            await pilot.pause(0.15)
+            current = app.export_screenshot()
+            if current == previous:
+                break
+            previous = current
         check_snapshot(app, name)
 
 
@@ -95,6 +101,7 @@ async def test_snapshot_conversation(snap_harness) -> None:
 
     async def until(pilot: Pilot[None]) -> None:
         await wait_for(pilot, lambda: idle(app) and len(app.transcript_lines()) >= 7)
+        await wait_for(pilot, lambda: "Created" in app.export_screenshot())
 
     await shoot(app, "conversation", until)
 

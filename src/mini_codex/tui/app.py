@@ -119,6 +119,7 @@ class MiniCodexApp(App[None]):
 
     def on_mount(self) -> None:
         self.query_one(Composer).focus()
+        self.transcript.anchor()  # stay at the newest output while it grows
         self.mounted.set()
         self.refresh_status()
 
