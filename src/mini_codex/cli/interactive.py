@@ -6,6 +6,7 @@ This module turns argv, the environment and config into a ``SessionOpener`` (the
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -55,6 +56,8 @@ def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
         approval_callback: ApprovalCallback,
         on_event: Callable[[SessionEvent], None],
     ) -> AsyncIterator[Session]:
+        # The runtime (MCP SDK, model clients) takes a second to import: off the UI's loop.
+        await anyio.to_thread.run_sync(importlib.import_module, "mini_codex.runtime.session")
         from mini_codex.runtime.session import Session, SessionOptions
 
         cd = base_cwd

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.widget import AwaitMount
 from textual.widgets import Collapsible, Markdown, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -50,7 +51,6 @@ from mini_codex.tui.sessions import recent_sessions
 if TYPE_CHECKING:
     from mini_codex.runtime.session import Session
 
-STREAM_FLUSH_S = 0.02
 QUIT_WINDOW_S = 2.0
 
 
@@ -99,7 +99,9 @@ class MiniCodexApp(App[None]):
         self._files = files
         self._completion: Completion | None = None
         self._stream: Markdown | None = None
+        self._ui_ready = False
         self._stream_buffer: list[str] = []
+        self._stream_mounting: AwaitMount | None = None
         self._stream_text: list[str] = []
         self._flush_scheduled = False
         self._last_ctrl_c = 0.0
@@ -118,9 +120,11 @@ class MiniCodexApp(App[None]):
         yield Static(id="status")
 
     def on_mount(self) -> None:
+        self._ui_ready = True
         self.query_one(Composer).focus()
         self.transcript.anchor()  # stay at the newest output while it grows
-        self.mounted.set()
+        # The session opens after the first frame: the composer is usable at once.
+        self.call_after_refresh(self.mounted.set)
         self.refresh_status()
 
     # --- the session -------------------------------------------------------------------------
@@ -175,9 +179,10 @@ class MiniCodexApp(App[None]):
     def transcript(self) -> VerticalScroll:
         return self.query_one("#transcript", VerticalScroll)
 
-    def add_cell(self, widget: Static | Markdown | Collapsible) -> None:
-        self.transcript.mount(widget)
+    def add_cell(self, widget: Static | Markdown | Collapsible) -> AwaitMount:
+        mounting = self.transcript.mount(widget)
         self._follow()
+        return mounting
 
     def _follow(self) -> None:
         """Keep the newest cell in view (after the layout has caught up)."""
@@ -262,20 +267,25 @@ class MiniCodexApp(App[None]):
         if self._stream is None:
             self._stream = Markdown()
             self._stream_text = []
-            self.add_cell(self._stream)
+            self._stream_mounting = self.add_cell(self._stream)
         self._stream_buffer.append(delta)
         self._stream_text.append(delta)
         if not self._flush_scheduled:
+            # Deltas that arrive while one chunk renders are coalesced into the next chunk.
             self._flush_scheduled = True
-            self.set_timer(STREAM_FLUSH_S, self._flush_stream)
+            self.call_later(self._flush_stream)
 
     async def _flush_stream(self) -> None:
         self._flush_scheduled = False
         if self._stream is None or not self._stream_buffer:
             return
+        stream = self._stream
+        if self._stream_mounting is not None:  # appending before the mount would be lost
+            mounting, self._stream_mounting = self._stream_mounting, None
+            await mounting
         chunk = "".join(self._stream_buffer)
         self._stream_buffer.clear()
-        await self._stream.append(chunk)
+        await stream.append(chunk)
         self._follow()
         self.last_render = time.perf_counter()
 
@@ -382,7 +392,7 @@ class MiniCodexApp(App[None]):
             text = Text(" · ".join(parts), style="dim")
             if self.turn_running:
                 text = Text.assemble(("● working (esc interrupts) ", "yellow"), text)
-        if self.mounted.is_set():
+        if self._ui_ready:
             self.query_one("#status", Static).update(text)
 
     def _refresh_queued(self) -> None:

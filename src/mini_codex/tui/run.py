@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
-from textual.pilot import Pilot
 
 from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.history import PromptHistory
 from mini_codex.tui.host import SessionHost, SessionOpener, Target
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
 
 
 def build_app(
