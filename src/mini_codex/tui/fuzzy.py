@@ -22,6 +22,8 @@ def score(query: str, path: str) -> int | None:
         if position >= 0:
             gaps += found - position - 1
         position = found
+    if q in p:  # a contiguous match beats the greedy one's gaps
+        gaps = 0
     name_start = p.rfind("/") + 1
     in_name = 0 if q in p[name_start:] else 50
     return gaps * 10 + in_name + len(p)
