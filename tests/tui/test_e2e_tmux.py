@@ -33,13 +33,15 @@ class Tmux:
         )
         return done.stdout
 
-    def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", "ui")
+    def screen(self, target: str = "ui") -> str:
+        return self.run("capture-pane", "-p", "-t", target)
 
-    def wait_for(self, check: Callable[[str], bool], limit_s: float = 20.0) -> str:
+    def wait_for(
+        self, check: Callable[[str], bool], limit_s: float = 20.0, target: str = "ui"
+    ) -> str:
         deadline = time.monotonic() + limit_s
         while time.monotonic() < deadline:
-            text = self.screen()
+            text = self.screen(target)
             if check(text):
                 return text
             time.sleep(0.1)
@@ -95,3 +97,13 @@ def test_deny_then_approve_then_quit_in_a_real_terminal(tmux: Tmux, tmp_path: Pa
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert verified.stdout.startswith("ok: ")
+
+    # `resume --last` without a prompt continues the session in the UI; Ctrl+D leaves it.
+    again = (
+        f"cd {tmp_path} && env {exports} {MINI_CODEX} resume --last -m scripted:{script}; "
+        "echo EXITED $?; sleep 30"
+    )
+    tmux.run("new-session", "-d", "-s", "again", "-x", "100", "-y", "30", again)
+    tmux.wait_for(lambda s: f"resumed session {session_id[:8]}" in s, target="again")
+    tmux.run("send-keys", "-t", "again", "C-d")
+    assert "EXITED 0" in tmux.wait_for(lambda s: "EXITED" in s, target="again")
