@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mini_codex.config import Config
@@ -36,6 +37,8 @@ class Harness:
     model: ScriptedModel
     policy: str = "never"
     sessions: list[Session] = field(default_factory=list)
+    open_delay_s: float = 0.0
+    """A slow start (the runtime's imports): the session opens after this long."""
 
     def opener(
         self,
@@ -49,6 +52,7 @@ class Harness:
             callback: ApprovalCallback,
             on_event: Callable[[SessionEvent], None],
         ) -> AsyncIterator[Session]:
+            await anyio.sleep(self.open_delay_s)
             options = SessionOptions(
                 cwd=self.work,
                 home=self.home,

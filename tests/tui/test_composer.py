@@ -154,3 +154,17 @@ async def test_the_resume_picker_lists_recent_sessions_and_resumes_one(make_harn
     second = harness.model.prompts[1]
     texts = [message_text(i) for i in second.input if isinstance(i, Message) and i.role == "user"]
     assert texts[-2:] == ["the very first prompt", "go on"]
+
+
+async def test_a_prompt_sent_while_the_session_starts_is_sent_when_it_opens(make_harness) -> None:
+    harness = make_harness([ScriptedResponse([assistant("answered")])])
+    harness.open_delay_s = 0.5
+    app = harness.app()
+    async with ui_harness(app) as pilot:
+        await type_and_send(pilot, "early")
+        assert app.session is None
+        assert str(app.query_one("#queued").content) == "› early  (queued)"
+        await wait_for(pilot, lambda: "answered" in app.transcript_lines())
+        assert app.query_one("#queued").display is False
+    texts = [message_text(i) for i in harness.model.prompts[0].input if isinstance(i, Message)]
+    assert texts[-1] == "early"

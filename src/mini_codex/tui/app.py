@@ -94,6 +94,8 @@ class MiniCodexApp(App[None]):
         self.token_info: dict[str, object] | None = None
         self.turn_running = False
         self.queued: list[str] = []
+        self.pending_prompts: list[str] = []
+        """Sent before the session was open; sent when it opens."""
         self.patches: dict[str, str] = {}
         self.tool_cells: dict[str, Static] = {}
         self._files = files
@@ -142,6 +144,11 @@ class MiniCodexApp(App[None]):
         if session is not None and self.initial_prompt:
             prompt, self.initial_prompt = self.initial_prompt, None
             self.send(prompt)
+        while session is not None and self.pending_prompts:
+            text = self.pending_prompts.pop(0)
+            self.queued.remove(text)
+            self._refresh_queued()
+            self.send(text)
 
     async def approval_callback(self, request: ApprovalRequest) -> ApprovalAnswer:
         patch = (
@@ -404,8 +411,10 @@ class MiniCodexApp(App[None]):
 
     def send(self, text: str) -> None:
         session = self.session
-        if session is None:
-            self.note(Text("no session is open yet; wait a moment or /new", style="yellow"))
+        if session is None:  # still starting: sent as soon as the session is open
+            self.pending_prompts.append(text)
+            self.queued.append(text)
+            self._refresh_queued()
             return
         if session.turn_active:
             self.queued.append(text)
