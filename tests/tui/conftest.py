@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mini_codex.config import Config
+from mini_codex.config import Config, McpServerConfig
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
 from mini_codex.runtime.session import Session, SessionOptions
@@ -37,6 +37,7 @@ class Harness:
     model: ScriptedModel
     policy: str = "never"
     sessions: list[Session] = field(default_factory=list)
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     open_delay_s: float = 0.0
     """A slow start (the runtime's imports): the session opens after this long."""
 
@@ -57,7 +58,10 @@ class Harness:
                 cwd=self.work,
                 home=self.home,
                 client=self.model,
-                config=Config(approval_policy=self.policy),  # type: ignore[arg-type]
+                config=Config(
+                    approval_policy=self.policy,  # type: ignore[arg-type]
+                    mcp_servers=self.mcp_servers,
+                ),
                 env=ENV,
                 clock=lambda: FIXED_NOW,
                 resume_path=resume,

@@ -7,6 +7,7 @@ import pytest
 from textual.widgets import Collapsible, Markdown
 from tui_helpers import idle, type_and_send, wait_for
 
+from mini_codex.models.base import TokenUsage
 from mini_codex.models.errors import InvalidRequest
 from mini_codex.testing import (
     ScriptedFailure,
@@ -128,3 +129,17 @@ async def test_a_failed_turn_is_an_error_in_red_with_the_next_step(make_harness)
         assert error.endswith("→ send another prompt to retry, or /new to start over")
         await type_and_send(pilot, "again")
         await wait_for(pilot, lambda: "ok" in app.transcript_lines())
+
+
+async def test_the_status_line_shows_token_usage_and_context_left(make_harness) -> None:
+    usage = TokenUsage(input_tokens=10_000, output_tokens=2_000, total_tokens=12_000)
+    harness = make_harness([ScriptedResponse([assistant("counted")], usage=usage)])
+    app = harness.app(prompt="count")
+    async with ui_harness(app) as pilot:
+        await wait_for(pilot, lambda: idle(app) and app.token_info is not None)
+        window = app.token_info["model_context_window"]
+        left = 100 - round(100 * 12_000 / window)
+        assert str(app.query_one("#status").content) == (
+            "gpt-5.1-codex · approvals never · workspace-write · "
+            f"12,000 tokens · {left}% context left"
+        )
