@@ -117,18 +117,13 @@ async def stream_once(tmp: Path, rate: int, seconds: float) -> dict[str, float]:
         waited = time.perf_counter()
         while True:
             if time.perf_counter() - waited > 10:
-                stream = app._stream
-                raise RuntimeError(
-                    f"never caught up: buffer {len(app._stream_buffer)} "
-                    f"source {len(stream.source) if stream else None}/{len(expected)} "
-                    f"scheduled {app._flush_scheduled} last {app.last_render - last_sent}"
-                )
-            stream = app._stream
+                raise RuntimeError("the transcript never showed the whole streamed text")
+            stream = app.transcript.stream
             shown = stream.source.rstrip() if stream is not None else ""
-            if shown == expected.rstrip() and app.last_render >= last_sent:
+            if shown == expected.rstrip() and app.transcript.last_render >= last_sent:
                 break
             await pilot.pause(0.001)
-        lag = app.last_render - last_sent
+        lag = app.transcript.last_render - last_sent
     return {"deltas": total, "achieved_rate": total / elapsed, "lag_ms": lag * 1000}
 
 

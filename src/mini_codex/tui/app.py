@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import anyio
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
-from textual.widget import AwaitMount
-from textual.widgets import Collapsible, Markdown, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from mini_codex.protocol import TokenCount, TurnAborted, UserMessageEvent
@@ -47,6 +45,7 @@ from mini_codex.tui.history import PromptHistory
 from mini_codex.tui.host import PICK, SessionHost
 from mini_codex.tui.screens import ApprovalScreen, ResumePicker
 from mini_codex.tui.sessions import recent_sessions
+from mini_codex.tui.transcript import Transcript
 
 if TYPE_CHECKING:
     from mini_codex.runtime.session import Session
@@ -96,26 +95,16 @@ class MiniCodexApp(App[None]):
         self.queued: list[str] = []
         self.pending_prompts: list[str] = []
         """Sent before the session was open; sent when it opens."""
-        self.patches: dict[str, str] = {}
-        self.tool_cells: dict[str, Static] = {}
         self._files = files
         self._completion: Completion | None = None
-        self._stream: Markdown | None = None
         self._ui_ready = False
-        self._stream_buffer: list[str] = []
-        self._stream_mounting: AwaitMount | None = None
-        self._stream_text: list[str] = []
-        self._flush_scheduled = False
         self._last_ctrl_c = 0.0
-        self._workspace: set[str] | None = None
-        self.last_render = 0.0
         self.last_session_id = ""
         self._pending_events: list[SessionEvent] = []
         self._drain_scheduled = False
-        """``time.perf_counter()`` when streamed text last reached the screen (benchmarks)."""
 
     def compose(self) -> ComposeResult:
-        yield VerticalScroll(id="transcript")
+        yield Transcript(id="transcript")
         yield Static(id="queued")
         yield OptionList(id="menu")
         yield Composer(self.history, id="composer")
@@ -152,7 +141,7 @@ class MiniCodexApp(App[None]):
 
     async def approval_callback(self, request: ApprovalRequest) -> ApprovalAnswer:
         patch = (
-            self.patches.get(request.call_id)
+            self.transcript.patches.get(request.call_id)
             if isinstance(request, ApplyPatchApprovalRequest)
             else None
         )
@@ -183,26 +172,17 @@ class MiniCodexApp(App[None]):
     # --- transcript --------------------------------------------------------------------------
 
     @property
-    def transcript(self) -> VerticalScroll:
-        return self.query_one("#transcript", VerticalScroll)
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
 
-    def add_cell(self, widget: Static | Markdown | Collapsible) -> AwaitMount:
-        mounting = self.transcript.mount(widget)
-        self._follow()
-        return mounting
-
-    def _follow(self) -> None:
-        """Keep the newest cell in view (after the layout has caught up)."""
-        self.call_after_refresh(self.transcript.scroll_end, animate=False)
+    def transcript_lines(self) -> list[str]:
+        return self.transcript.lines()
 
     def note(self, text: Text | str) -> None:
-        self.add_cell(Static(text if isinstance(text, Text) else Text(text)))
+        self.transcript.note(text)
 
     def show_error(self, message: str, next_step: str) -> None:
-        self.call_later(self._show_error, message, next_step)
-
-    def _show_error(self, message: str, next_step: str) -> None:
-        self.add_cell(Static(cells.error_text(message, next_step), classes="error"))
+        self.call_later(self.transcript.error, message, next_step)
 
     def on_session_event(self, event: SessionEvent) -> None:
         self._pending_events.append(event)
@@ -219,15 +199,15 @@ class MiniCodexApp(App[None]):
     def handle_event(self, event: SessionEvent) -> None:
         match event:
             case AgentMessageDelta():
-                self._stream_delta(event.delta)
+                self.transcript.stream_delta(event.delta)
             case ItemCompleted():
-                self._item_completed(event.item)
+                self.transcript.item_completed(event.item)
             case UserMessageEvent():
                 self._user_message(event.message)
             case ToolCallBegin():
-                self._tool_begin(event)
+                self.transcript.tool_begin(event)
             case ToolCallEnd():
-                self._tool_end(event)
+                self.transcript.tool_end(event)
             case StepStarted():
                 self._step_started()
             case TokenCount():
@@ -239,12 +219,12 @@ class MiniCodexApp(App[None]):
             case TaskComplete():
                 self._turn_ended()
             case TurnAborted():
-                self._finish_stream()
-                self.add_cell(Static(Text("■ turn interrupted", style="bold red")))
+                self.transcript.finish_stream()
+                self.note(Text("■ turn interrupted", style="bold red"))
                 self._turn_ended()
             case ErrorEvent():
-                self._finish_stream()
-                self._show_error(event.message, cells.next_step_for(event.message))
+                self.transcript.finish_stream()
+                self.transcript.error(event.message, cells.next_step_for(event.message))
             case StreamErrorEvent() | WarningEvent():
                 self.note(Text(event.message, style="yellow"))
             case SafetyDecision(decision="reject" | "sandbox_denied" | "denied" | "abort"):
@@ -254,7 +234,7 @@ class MiniCodexApp(App[None]):
                 verb = "resumed session" if event.resumed else "new session"
                 short = event.session_id[:8]
                 self.note(Text(f"{verb} {short}… · {event.cwd}", style="dim"))
-                self._workspace = None
+                self.transcript.workspace(None)
                 self.last_session_id = event.session_id
             case _:
                 pass
@@ -263,129 +243,20 @@ class MiniCodexApp(App[None]):
         if message in self.queued:
             self.queued.remove(message)
             self._refresh_queued()
-        self.add_cell(Static(cells.user_text(message)))
+        self.transcript.add_cell(Static(cells.user_text(message)))
 
     def _turn_ended(self) -> None:
-        self._finish_stream()
+        self.transcript.finish_stream()
         self.turn_running = False
         self.refresh_status()
-
-    def _stream_delta(self, delta: str) -> None:
-        if self._stream is None:
-            self._stream = Markdown()
-            self._stream_text = []
-            self._stream_mounting = self.add_cell(self._stream)
-        self._stream_buffer.append(delta)
-        self._stream_text.append(delta)
-        if not self._flush_scheduled:
-            # Deltas that arrive while one chunk renders are coalesced into the next chunk.
-            self._flush_scheduled = True
-            self.call_later(self._flush_stream)
-
-    async def _flush_stream(self) -> None:
-        self._flush_scheduled = False
-        if self._stream is None or not self._stream_buffer:
-            return
-        stream = self._stream
-        if self._stream_mounting is not None:  # appending before the mount would be lost
-            mounting, self._stream_mounting = self._stream_mounting, None
-            await mounting
-        chunk = "".join(self._stream_buffer)
-        self._stream_buffer.clear()
-        await stream.append(chunk)
-        self._follow()
-        self.last_render = time.perf_counter()
-
-    def _finish_stream(self) -> None:
-        if self._stream is not None and self._stream_buffer:
-            self._stream.update("".join(self._stream_text))
-            self._stream_buffer.clear()
-            self.last_render = time.perf_counter()
-        self._stream = None
-
-    def _item_completed(self, item: dict[str, Any]) -> None:
-        kind = item.get("type")
-        if kind == "message" and item.get("role") == "assistant":
-            text = "".join(
-                part.get("text", "") for part in item.get("content", []) if isinstance(part, dict)
-            )
-            if self._stream is None:
-                self.add_cell(Markdown(text))
-            else:
-                self._stream.update(text)
-                self._stream_buffer.clear()
-                self._stream = None
-                self.last_render = time.perf_counter()
-        elif kind == "reasoning":
-            summary = "\n".join(
-                str(part.get("text", ""))
-                for part in item.get("summary", [])
-                if isinstance(part, dict)
-            )
-            if summary.strip():
-                body = Static(Text(summary, style="dim italic"))
-                self.add_cell(Collapsible(body, title="reasoning", collapsed=True))
-
-    def _tool_begin(self, event: ToolCallBegin) -> None:
-        self._finish_stream()
-        if event.name == "update_plan":
-            plan = cells.plan_text(event.payload)
-            if plan is not None:
-                self.add_cell(Static(plan, classes="tool"))
-            return
-        title = cells.tool_title(event.name, event.payload)
-        if event.name == "apply_patch":
-            patch = cells.patch_input(event.payload)
-            self.patches[event.call_id] = patch
-            title.append("\n")
-            title.append_text(cells.patch_text(patch))
-        cell = Static(Text.assemble(title, ("\n⋯ running", "dim")), classes="tool")
-        cell.title_text = title  # type: ignore[attr-defined]
-        self.tool_cells[event.call_id] = cell
-        self.add_cell(cell)
-
-    def _tool_end(self, event: ToolCallEnd) -> None:
-        cell = self.tool_cells.pop(event.call_id, None)
-        if cell is None:
-            if event.name == "update_plan" and event.success is False:
-                self.note(Text(f"update_plan failed: {event.output}", style="red"))
-            return
-        title: Text = cell.title_text  # type: ignore[attr-defined]
-        result = cells.tool_result(
-            event.name, event.output, event.success, event.duration_s, event.details
-        )
-        cell.update(Text.assemble(title, "\n", result))
-        self._follow()
 
     def _step_started(self) -> None:
         session = self.session
         baseline = session.history.world_state_baseline if session is not None else None
-        if baseline is None:
-            return
-        workspace = baseline.to_json().get("workspace")
+        workspace = baseline.to_json().get("workspace") if baseline is not None else None
         files = workspace.get("files") if isinstance(workspace, dict) else None
-        if not isinstance(files, dict):
-            return
-        current = set(files)
-        previous, self._workspace = self._workspace, current
-        if previous is None:
-            return
-        note = cells.workspace_note(sorted(current - previous), sorted(previous - current))
-        if note is not None:
-            self.add_cell(Static(note))
-
-    def transcript_lines(self) -> list[str]:
-        """The transcript as plain text, one entry a cell (tests and debugging)."""
-        lines: list[str] = []
-        for widget in self.transcript.children:
-            if isinstance(widget, Markdown):
-                lines.append(widget.source)
-            elif isinstance(widget, Collapsible):
-                body = widget.query_one(Collapsible.Contents).query(Static).first()
-                lines.append(f"{widget.title}: {body.content}")
-            elif isinstance(widget, Static):
-                lines.append(str(widget.content))
-        return lines
+        if isinstance(files, dict):
+            self.transcript.workspace(set(files))
 
     def refresh_status(self) -> None:
         session = self.session
