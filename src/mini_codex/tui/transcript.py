@@ -18,6 +18,15 @@ from textual.widgets import Collapsible, Markdown, Static
 from mini_codex.protocol.session_events import ToolCallBegin, ToolCallEnd
 from mini_codex.tui import cells
 
+
+class ReasoningCell(Collapsible):
+    """A reasoning summary, collapsed (click or Enter expands it)."""
+
+    def __init__(self, summary: str) -> None:
+        super().__init__(Static(Text(summary, style="dim italic")), title="reasoning")
+        self.summary = summary
+
+
 Cell = Static | Markdown | Collapsible
 
 
@@ -107,8 +116,7 @@ class Transcript(VerticalScroll):
                 if isinstance(part, dict)
             )
             if summary.strip():
-                body = Static(Text(summary, style="dim italic"))
-                self.add_cell(Collapsible(body, title="reasoning", collapsed=True))
+                self.add_cell(ReasoningCell(summary))
 
     def tool_begin(self, event: ToolCallBegin) -> None:
         self.finish_stream()
@@ -157,9 +165,8 @@ class Transcript(VerticalScroll):
         for widget in self.children:
             if isinstance(widget, Markdown):
                 lines.append(widget.source)
-            elif isinstance(widget, Collapsible):
-                body = widget.query_one(Collapsible.Contents).query(Static).first()
-                lines.append(f"{widget.title}: {body.content}")
+            elif isinstance(widget, ReasoningCell):
+                lines.append(f"{widget.title}: {widget.summary}")
             elif isinstance(widget, Static):
                 lines.append(str(widget.content))
         return lines
