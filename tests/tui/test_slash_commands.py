@@ -117,7 +117,10 @@ async def test_resume_opens_the_picker(make_harness) -> None:
     async with ui_harness(app) as pilot:
         await wait_for(pilot, lambda: app.session is not None)
         await type_and_send(pilot, "/resume")
-        await wait_for(pilot, lambda: isinstance(app.screen, ResumePicker))
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ResumePicker) and bool(app.screen.query(OptionList)),
+        )
         await pilot.press("escape")
         await wait_for(pilot, lambda: len(harness.sessions) == 2 and app.session is not None)
 

@@ -18,6 +18,21 @@ from mini_codex.tui.screens import ApprovalScreen
 pytestmark = pytest.mark.anyio
 
 
+async def approval_for(pilot, app, call_id: str) -> ApprovalScreen:
+    """Wait until the overlay asks about ``call_id`` and is on the screen."""
+
+    def shown() -> bool:
+        screen = app.screen
+        return (
+            isinstance(screen, ApprovalScreen)
+            and screen.request.call_id == call_id
+            and bool(screen.query("#approval-body"))
+        )
+
+    await wait_for(pilot, shown)
+    return app.screen
+
+
 def user_decisions(path: Path) -> list[tuple[str, str]]:
     return [
         (line.payload.call_id, line.payload.decision)
@@ -55,17 +70,14 @@ async def test_each_approval_key(make_harness, key: str, decision: str, created:
     )
     app = harness.app(prompt="make the file")
     async with ui_harness(app) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        body = str(app.screen.query_one("#approval-body").content)
+        screen = await approval_for(pilot, app, "c1")
+        body = str(screen.query_one("#approval-body").content)
         assert body.splitlines()[1] == "$ /bin/bash -c 'touch made.txt'"
         assert f"cwd: {harness.work}" in body
         assert "[y] approve once  [a] approve for session  [n] deny  [esc] deny and stop" in body
         await pilot.press(key)
-        if key == "y":  # the second call asks again; deny it
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-            await pilot.press("n")
-        if key == "n":
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        if key in ("y", "n"):  # the second call asks again; deny it
+            await approval_for(pilot, app, "c2")
             await pilot.press("n")
         await wait_for(pilot, lambda: idle(app))
         path = app.session.rollout_path
@@ -108,7 +120,7 @@ async def test_esc_interrupts_the_turn_and_the_next_prompt_works(make_harness) -
 async def test_input_typed_during_a_turn_is_queued_and_steers_the_next_step(make_harness) -> None:
     harness = make_harness(
         [
-            ScriptedResponse([function_call("shell", {"command": "sleep 1.5"}, "s1")]),
+            ScriptedResponse([function_call("shell", {"command": "sleep 4"}, "s1")]),
             ScriptedResponse([assistant("steered")]),
         ]
     )
