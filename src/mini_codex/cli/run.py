@@ -89,7 +89,7 @@ ConfigOpt = Annotated[
 ]
 
 
-def _client_for(model: str, config: Config) -> ModelClient:
+def client_for(model: str, config: Config) -> ModelClient:
     choice = api_key_for(config)
     resolved = resolve_model(model, default_provider=choice.provider)
     provider = config.model_providers.get(choice.provider_name)
@@ -127,7 +127,7 @@ def sandbox_policy(choice: str | None, config: Config) -> SandboxPolicy | None:
             )
 
 
-def _approval(choice: str | None) -> ApprovalPolicy | None:
+def approval_choice(choice: str | None) -> ApprovalPolicy | None:
     match choice:
         case None:
             return None
@@ -230,7 +230,7 @@ def run_session(
     from mini_codex.runtime.session import Session, SessionOptions
 
     if cd is None and resume_path is not None:
-        cd = _recorded_cwd(resume_path)
+        cd = recorded_cwd(resume_path)
         if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
             # Resuming there would silently make the home (or /) the writable root.
             raise MiniCodexError(
@@ -243,11 +243,11 @@ def run_session(
     # Everything that can be refused is checked before anything is created or opened.
     policy = sandbox_policy(sandbox, config)
     user_input = turn_input(prompt, extras.images if extras else ())
-    approval_policy = _approval(approval)
+    approval_policy = approval_choice(approval)
     local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
     if local is not None:
         config, model_name = local.config, local.name
-    client = local.client if local is not None else _client_for(model_name, config)
+    client = local.client if local is not None else client_for(model_name, config)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
         trace = _open_trace(trace_requests)
@@ -330,7 +330,7 @@ def _open_trace(path: Path | None) -> TextIO | None:
         raise MiniCodexError(f"--trace-requests {path}: {exc.strerror or exc}") from None
 
 
-def _recorded_cwd(path: Path) -> Path | None:
+def recorded_cwd(path: Path) -> Path | None:
     """The cwd a session was recorded in, if it still exists (resume runs there by default)."""
     from mini_codex.rollout.resume import read_session_meta
 
@@ -415,6 +415,16 @@ def resume_command(
     """Continue a recorded session with a new task."""
 
     def run() -> int:
+        no_prompt = (target if last else prompt) is None if prompt is None else False
+        if no_prompt and stdin_is_terminal():
+            # No prompt on a terminal: continue in the interactive UI (no session: a picker).
+            from mini_codex.cli.interactive import UiOptions, run_interactive
+
+            options = UiOptions(model, cd, sandbox, ask_for_approval, config or [])
+            where: Path | str = (
+                latest_rollout(cd) if last else find_rollout(target) if target else "pick"
+            )
+            return run_interactive(options, resume=where)
         if last:
             text = target if prompt is None else prompt
             path = latest_rollout(cd)

@@ -1,0 +1,167 @@
+"""Benchmark: the interactive UI's launch time and streaming render throughput (issue 15).
+
+1. **Launch → ready composer.** The real ``mini-codex`` (scripted model) is started in a tmux
+   terminal (inline mode, 100×30); the time until the composer's placeholder is on the screen is
+   measured RUNS times (median reported). Goal: ≤ 1.5 s. Also reported: the time until the
+   session is open (the status line shows it; a prompt sent before is sent then).
+2. **Streaming render throughput.** A headless app (80×24) receives ``agent_message_delta`` events
+   at RATE deltas/s (one token of ~4 characters each) for SECONDS seconds, paced by the clock, in
+   the same event loop as the UI (so a UI that cannot keep up slows the producer down). Reported:
+   the rate achieved and the lag between the last delta and the screen showing the whole text.
+   Goal: keeps up with 2,000 deltas/s (achieved ≥ 95 %), lag < 50 ms.
+
+Prints a table and, as the final line, one JSON object with the numbers and the goals.
+
+Run: ``uv run python benchmarks/ui_latency.py [--runs N] [--rate R] [--seconds S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+
+from mini_codex.protocol.session_events import AgentMessageDelta, SessionEvent
+from mini_codex.runtime.approvals import ApprovalCallback
+from mini_codex.runtime.session import Session, SessionOptions
+from mini_codex.testing import ScriptedModel
+from mini_codex.tui.run import build_app, ui_harness
+
+MINI_CODEX = Path(sys.executable).parent / "mini-codex"
+READY_TEXT = "Ask mini-codex"
+SESSION_TEXT = "approvals "
+"""The status line names the approval policy once the session is open."""
+
+
+def launch_once(tmp: Path, index: int) -> tuple[float, float]:
+    socket = f"mini-codex-bench-{os.getpid()}-{index}"
+    work, home = tmp / f"work{index}", tmp / f"home{index}"
+    work.mkdir()
+    home.mkdir()
+    script = tmp / "one.jsonl"
+    script.write_text('{"output": [{"type": "message", "content": "hi"}]}\n')
+    command = (
+        f"cd {work} && env MINI_CODEX_HOME={home} TERM=xterm-256color "
+        f"{MINI_CODEX} -m scripted:{script}; sleep 5"
+    )
+    tmux = ["tmux", "-L", socket]
+    start = time.perf_counter()
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-s", "b", "-x", "100", "-y", "30", command], check=True
+    )
+    ready: float | None = None
+    try:
+        while time.perf_counter() - start < 20:
+            screen = subprocess.run(
+                [*tmux, "capture-pane", "-p", "-t", "b"],
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout
+            if ready is None and READY_TEXT in screen:
+                ready = time.perf_counter() - start
+            if ready is not None and SESSION_TEXT in screen:
+                return ready, time.perf_counter() - start
+            time.sleep(0.01)
+        raise RuntimeError("the UI never showed its composer and an open session")
+    finally:
+        subprocess.run([*tmux, "kill-server"], check=False, capture_output=True)
+
+
+async def stream_once(tmp: Path, rate: int, seconds: float) -> dict[str, float]:
+    work, home = tmp / "stream-work", tmp / "stream-home"
+    work.mkdir()
+    home.mkdir()
+
+    @asynccontextmanager
+    async def opener(
+        resume: Path | None,
+        callback: ApprovalCallback,
+        on_event: Callable[[SessionEvent], None],
+    ) -> AsyncIterator[Session]:
+        options = SessionOptions(
+            cwd=work, home=home, client=ScriptedModel([]), on_event=on_event, persist=False
+        )
+        async with Session.open(options) as session:
+            yield session
+
+    app = build_app(opener, target=None, home=None)  # type: ignore[arg-type]
+    total = int(rate * seconds)
+    tokens = [f"w{i % 10} " if i % 17 else "\n\n" for i in range(total)]
+    expected = "".join(tokens)
+    async with ui_harness(app, size=(80, 24)) as pilot:
+        while app.session is None:
+            await pilot.pause(0.01)
+        start = time.perf_counter()
+        sent = 0
+        last_sent = start
+        while sent < total:
+            due = min(total, int((time.perf_counter() - start) * rate) + 1)
+            for token in tokens[sent:due]:
+                app.on_session_event(AgentMessageDelta(delta=token))
+            sent = due
+            last_sent = time.perf_counter()
+            await anyio.sleep(0.005)
+        elapsed = last_sent - start
+        waited = time.perf_counter()
+        while True:
+            if time.perf_counter() - waited > 10:
+                raise RuntimeError("the transcript never showed the whole streamed text")
+            stream = app.transcript.stream
+            shown = stream.source.rstrip() if stream is not None else ""
+            if shown == expected.rstrip() and app.transcript.last_render >= last_sent:
+                break
+            await pilot.pause(0.001)
+        lag = app.transcript.last_render - last_sent
+    return {"deltas": total, "achieved_rate": total / elapsed, "lag_ms": lag * 1000}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--rate", type=int, default=2000)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="mini-codex-ui-bench-"))
+    try:
+        both = [launch_once(tmp, i) for i in range(args.runs)]
+        launches = [ready for ready, _ in both]
+        sessions = [opened for _, opened in both]
+        streamed = anyio.run(stream_once, tmp, args.rate, args.seconds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    launch = statistics.median(launches)
+    print(f"launch → ready composer: median {launch:.3f} s over {args.runs} runs {launches}")
+    print(f"launch → session open (status line): median {statistics.median(sessions):.3f} s")
+    print(
+        f"streaming: {streamed['deltas']} deltas at {args.rate}/s requested, "
+        f"{streamed['achieved_rate']:.0f}/s achieved, lag at the end {streamed['lag_ms']:.1f} ms"
+    )
+    result = {
+        "launch_to_ready_s": round(launch, 3),
+        "launch_runs_s": [round(x, 3) for x in launches],
+        "launch_goal_s": 1.5,
+        "launch_to_session_open_s": round(statistics.median(sessions), 3),
+        "stream_requested_rate": args.rate,
+        "stream_achieved_rate": round(streamed["achieved_rate"]),
+        "stream_lag_ms": round(streamed["lag_ms"], 1),
+        "stream_lag_goal_ms": 50,
+        "launch_ok": launch <= 1.5,
+        "stream_ok": streamed["achieved_rate"] >= 0.95 * args.rate and streamed["lag_ms"] < 50,
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

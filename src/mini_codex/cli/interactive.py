@@ -1,0 +1,118 @@
+"""``mini-codex [PROMPT]`` and ``mini-codex resume`` without a prompt: the interactive UI.
+
+This module turns argv, the environment and config into a ``SessionOpener`` (the same options as
+``exec``) and hands it to ``mini_codex.tui``, which is loaded only here (Textual is slow to import).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from mini_codex.cli.env import (
+    child_environment,
+    load_effective_config,
+    local_timezone,
+    mini_codex_home,
+    process_environment,
+    user_shell,
+)
+from mini_codex.cli.run import approval_choice, client_for, recorded_cwd, sandbox_policy
+from mini_codex.errors import MiniCodexError
+from mini_codex.protocol.session_events import SessionEvent
+from mini_codex.runtime.approvals import ApprovalCallback
+
+if TYPE_CHECKING:
+    from mini_codex.runtime.session import Session
+
+
+@dataclass(frozen=True)
+class UiOptions:
+    model: str | None = None
+    cd: Path | None = None
+    sandbox: str | None = None
+    approval: str | None = None
+    overrides: list[str] = field(default_factory=list)
+
+
+def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
+    """A ``SessionOpener``: every call opens a fresh session (new, or resumed from a rollout)."""
+    config = load_effective_config(home, options.overrides)
+    model_name = options.model or config.model
+    policy = sandbox_policy(options.sandbox, config)
+    approval_policy = approval_choice(options.approval)
+    base_cwd = options.cd
+
+    @asynccontextmanager
+    async def opener(
+        resume: Path | None,
+        approval_callback: ApprovalCallback,
+        on_event: Callable[[SessionEvent], None],
+    ) -> AsyncIterator[Session]:
+        # The runtime (MCP SDK, model clients) takes a second to import: off the UI's loop.
+        await anyio.to_thread.run_sync(importlib.import_module, "mini_codex.runtime.session")
+        from mini_codex.runtime.session import Session, SessionOptions
+
+        cd = base_cwd
+        if cd is None and resume is not None:
+            cd = recorded_cwd(resume)
+        cwd = (cd or Path.cwd()).resolve()
+        if not cwd.is_dir():
+            raise MiniCodexError(f"--cd {cwd}: not a directory")
+        client = client_for(model_name, config)
+        slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
+        session_options = SessionOptions(
+            cwd=cwd,
+            home=home,
+            client=client,
+            config=config,
+            model="scripted" if model_name.startswith("scripted:") else slug,
+            sandbox=policy,
+            shell=user_shell(),
+            env=child_environment(config),
+            timezone=local_timezone(),
+            resume_path=resume,
+            on_event=on_event,
+            environ=process_environment(),
+            approval_policy=approval_policy,
+            approval_callback=approval_callback,
+        )
+        try:
+            async with Session.open(session_options) as session:
+                yield session
+        finally:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+
+    return opener
+
+
+def run_interactive(
+    options: UiOptions, *, prompt: str | None = None, resume: Path | str | None = None
+) -> int:
+    """Run the UI on this terminal; ``resume`` is a rollout, None (new) or ``"pick"``."""
+    home = mini_codex_home()
+    if options.cd is not None and not options.cd.is_dir():
+        raise MiniCodexError(f"--cd {options.cd}: not a directory")
+    opener = make_opener(options, home)
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        raise MiniCodexError(
+            "the interactive UI needs a terminal; use `mini-codex exec PROMPT` in scripts"
+        )
+    from mini_codex.tui.run import build_app, run_ui
+
+    app = build_app(opener, target=resume, home=home, initial_prompt=prompt)  # type: ignore[arg-type]
+    code = anyio.run(run_ui, app)
+    session_id = app.last_session_id
+    if session_id:
+        sys.stdout.write(
+            f"session {session_id} saved; continue with: mini-codex resume {session_id}\n"
+        )
+    return code

@@ -1,0 +1,407 @@
+"""The Textual app: transcript, composer, status line; session events in, Session calls out.
+
+Every session event is turned into a cell of the transcript (``cells.py`` decides how it looks);
+input goes out through ``Session.submit`` (a new turn, or steering while one runs), ``interrupt``
+and the approval callback (``ApprovalScreen``). The session itself is opened by ``SessionHost``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import anyio
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from mini_codex.protocol import TokenCount, TurnAborted, UserMessageEvent
+from mini_codex.protocol.approvals import (
+    ApplyPatchApprovalRequest,
+    ApprovalAnswer,
+    ApprovalRequest,
+    SafetyDecision,
+)
+from mini_codex.protocol.events import TaskComplete, TaskStarted
+from mini_codex.protocol.session_events import (
+    AgentMessageDelta,
+    ErrorEvent,
+    ItemCompleted,
+    SessionConfigured,
+    SessionEvent,
+    StepStarted,
+    StreamErrorEvent,
+    ToolCallBegin,
+    ToolCallEnd,
+    WarningEvent,
+)
+from mini_codex.tui import cells, slash
+from mini_codex.tui.composer import Completion, Composer
+from mini_codex.tui.fuzzy import best_matches
+from mini_codex.tui.history import PromptHistory
+from mini_codex.tui.host import PICK, SessionHost
+from mini_codex.tui.screens import ApprovalScreen, ResumePicker
+from mini_codex.tui.sessions import recent_sessions
+from mini_codex.tui.transcript import Transcript
+
+if TYPE_CHECKING:
+    from mini_codex.runtime.session import Session
+
+QUIT_WINDOW_S = 2.0
+
+
+class MiniCodexApp(App[None]):
+    CSS = """
+    Screen { layout: vertical; height: auto; max-height: 100%; }
+    Screen:inline { height: auto; max-height: 100%; border: none; }
+    #transcript { height: 1fr; scrollbar-size-vertical: 1; }
+    Screen:inline #transcript { height: auto; max-height: 80vh; }
+    #transcript > * { margin: 0 0 1 0; }
+    #transcript Markdown { margin: 0 0 1 0; padding: 0; }
+    #queued { height: auto; display: none; }
+    #menu { height: auto; max-height: 8; display: none; border: none; }
+    Composer { height: auto; max-height: 8; border: tall $primary; }
+    #status { height: 1; color: $text-muted; }
+    .tool { padding: 0 0 0 1; }
+    ApprovalScreen { align: center bottom; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "escape", "interrupt", priority=False, show=False),
+        Binding("ctrl+c", "ctrl_c", "clear / quit", priority=True, show=False),
+        Binding("ctrl+d", "ctrl_d", "quit", priority=True, show=False),
+    ]
+
+    def __init__(
+        self,
+        host: SessionHost,
+        *,
+        history: PromptHistory | None = None,
+        home: Path | None = None,
+        initial_prompt: str | None = None,
+        files: tuple[str, ...] | None = None,
+    ) -> None:
+        super().__init__()
+        self.host = host
+        self.history = history or PromptHistory(None)
+        self.home = home
+        self.initial_prompt = initial_prompt
+        self.session: Session | None = None
+        self.mounted = anyio.Event()
+        self.token_info: dict[str, object] | None = None
+        self.turn_running = False
+        self.queued: list[str] = []
+        self.pending_prompts: list[str] = []
+        """Sent before the session was open; sent when it opens."""
+        self._files = files
+        self._completion: Completion | None = None
+        self._ui_ready = False
+        self._last_ctrl_c = 0.0
+        self.last_session_id = ""
+        self._pending_events: list[SessionEvent] = []
+        self._drain_scheduled = False
+
+    def compose(self) -> ComposeResult:
+        yield Transcript(id="transcript")
+        yield Static(id="queued")
+        yield OptionList(id="menu")
+        yield Composer(self.history, id="composer")
+        yield Static(id="status")
+
+    def on_mount(self) -> None:
+        self._ui_ready = True
+        self.query_one(Composer).focus()
+        self.transcript.anchor()  # stay at the newest output while it grows
+        # The session opens after the first frame: the composer is usable at once.
+        self.call_after_refresh(self.mounted.set)
+        self.refresh_status()
+
+    # --- the session -------------------------------------------------------------------------
+
+    # The host and the session's tasks run outside the app's message loop: everything they ask
+    # of the UI is posted to it (``call_later``), where widgets may be changed.
+
+    def attach(self, session: Session | None) -> None:
+        self.call_later(self._attach_session, session)
+
+    def _attach_session(self, session: Session | None) -> None:
+        self.session = session
+        self.turn_running = False
+        self.refresh_status()
+        if session is not None and self.initial_prompt:
+            prompt, self.initial_prompt = self.initial_prompt, None
+            self.send(prompt)
+        while session is not None and self.pending_prompts:
+            text = self.pending_prompts.pop(0)
+            self.queued.remove(text)
+            self._refresh_queued()
+            self.send(text)
+
+    async def approval_callback(self, request: ApprovalRequest) -> ApprovalAnswer:
+        patch = (
+            self.transcript.patches.get(request.call_id)
+            if isinstance(request, ApplyPatchApprovalRequest)
+            else None
+        )
+        answered: anyio.Event = anyio.Event()
+        result: list[ApprovalAnswer] = []
+
+        def done(answer: ApprovalAnswer | None) -> None:
+            result.append(answer or ApprovalAnswer(decision="denied"))
+            answered.set()
+
+        self.call_later(self.push_screen, ApprovalScreen(request, patch), done)
+        await answered.wait()
+        return result[0]
+
+    async def pick_session(self) -> Path | bool | None:
+        sessions = recent_sessions(self.home) if self.home is not None else []
+        picked: list[Path | None] = []
+        chosen = anyio.Event()
+
+        def done(path: Path | None) -> None:
+            picked.append(path)
+            chosen.set()
+
+        self.call_later(self.push_screen, ResumePicker(sessions, Path.home()), done)
+        await chosen.wait()
+        return picked[0] if picked[0] is not None else False
+
+    # --- transcript --------------------------------------------------------------------------
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    def transcript_lines(self) -> list[str]:
+        return self.transcript.lines()
+
+    def note(self, text: Text | str) -> None:
+        self.transcript.note(text)
+
+    def show_error(self, message: str, next_step: str) -> None:
+        self.call_later(self.transcript.error, message, next_step)
+
+    def on_session_event(self, event: SessionEvent) -> None:
+        self._pending_events.append(event)
+        if not self._drain_scheduled:
+            self._drain_scheduled = True
+            self.call_later(self._drain_events)
+
+    def _drain_events(self) -> None:
+        self._drain_scheduled = False
+        events, self._pending_events = self._pending_events, []
+        for event in events:
+            self.handle_event(event)
+
+    def handle_event(self, event: SessionEvent) -> None:
+        match event:
+            case AgentMessageDelta():
+                self.transcript.stream_delta(event.delta)
+            case ItemCompleted():
+                self.transcript.item_completed(event.item)
+            case UserMessageEvent():
+                self._user_message(event.message)
+            case ToolCallBegin():
+                self.transcript.tool_begin(event)
+            case ToolCallEnd():
+                self.transcript.tool_end(event)
+            case StepStarted():
+                self._step_started()
+            case TokenCount():
+                self.token_info = event.info
+                self.refresh_status()
+            case TaskStarted():
+                self.turn_running = True
+                self.refresh_status()
+            case TaskComplete():
+                self._turn_ended()
+            case TurnAborted():
+                self.transcript.finish_stream()
+                self.note(Text("■ turn interrupted", style="bold red"))
+                self._turn_ended()
+            case ErrorEvent():
+                self.transcript.finish_stream()
+                self.transcript.error(event.message, cells.next_step_for(event.message))
+            case StreamErrorEvent() | WarningEvent():
+                self.note(Text(event.message, style="yellow"))
+            case SafetyDecision(decision="reject" | "sandbox_denied" | "denied" | "abort"):
+                what = " ".join(event.command) if event.command else event.tool
+                self.note(Text(f"{event.decision}: {what}", style="yellow"))
+            case SessionConfigured():
+                verb = "resumed session" if event.resumed else "new session"
+                short = event.session_id[:8]
+                self.note(Text(f"{verb} {short}… · {event.cwd}", style="dim"))
+                self.transcript.workspace(None)
+                self.last_session_id = event.session_id
+            case _:
+                pass
+
+    def _user_message(self, message: str) -> None:
+        if message in self.queued:
+            self.queued.remove(message)
+            self._refresh_queued()
+        self.transcript.add_cell(Static(cells.user_text(message)))
+
+    def _turn_ended(self) -> None:
+        self.transcript.finish_stream()
+        self.turn_running = False
+        self.refresh_status()
+
+    def _step_started(self) -> None:
+        session = self.session
+        baseline = session.history.world_state_baseline if session is not None else None
+        workspace = baseline.to_json().get("workspace") if baseline is not None else None
+        files = workspace.get("files") if isinstance(workspace, dict) else None
+        if isinstance(files, dict):
+            self.transcript.workspace(set(files))
+
+    def refresh_status(self) -> None:
+        session = self.session
+        if session is None:
+            text = Text("starting…", style="dim")
+        else:
+            parts = [session.model, f"approvals {session.approval_policy}", session.sandbox.mode]
+            tokens = cells.token_status(self.token_info)
+            if tokens:
+                parts.append(tokens)
+            text = Text(" · ".join(parts), style="dim")
+            if self.turn_running:
+                text = Text.assemble(("● working (esc interrupts) ", "yellow"), text)
+        if self._ui_ready:
+            self.query_one("#status", Static).update(text)
+
+    def _refresh_queued(self) -> None:
+        widget = self.query_one("#queued", Static)
+        widget.display = bool(self.queued)
+        widget.update(Text("\n").join(cells.queued_text(text) for text in self.queued))
+
+    # --- input -------------------------------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        session = self.session
+        if session is None:  # still starting: sent as soon as the session is open
+            self.pending_prompts.append(text)
+            self.queued.append(text)
+            self._refresh_queued()
+            return
+        if session.turn_active:
+            self.queued.append(text)
+            self._refresh_queued()
+        else:
+            self.turn_running = True
+            self.refresh_status()
+        session.submit(text)
+
+    async def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        text = message.text
+        if text.startswith("/") and "\n" not in text.strip():
+            await self.run_slash(text)
+            return
+        self.send(text)
+
+    async def run_slash(self, text: str) -> None:
+        command, arg, name = slash.parse(text)
+        if command is None:
+            self.note(Text(f"unknown command /{name} (type / to see the list)", style="red"))
+            return
+        if command.needs_session and self.session is None:
+            self.note(Text(f"/{command.name}: no session is open", style="yellow"))
+            return
+        await command.run(self, arg)
+
+    def on_composer_completion_changed(self, message: Composer.CompletionChanged) -> None:
+        self._completion = message.completion
+        menu = self.query_one("#menu", OptionList)
+        menu.clear_options()
+        options: list[Option] = []
+        if message.completion is not None and message.completion.kind == "slash":
+            options = [
+                Option(Text.assemble((f"/{c.name}", "bold"), f"  {c.help}"), id=c.name)
+                for c in slash.complete(message.completion.query)
+            ]
+        elif message.completion is not None:
+            options = [
+                Option(path, id=path)
+                for path in best_matches(message.completion.query, self.workspace_files())
+            ]
+        menu.add_options(options)
+        menu.display = bool(options)
+        if options:
+            menu.highlighted = 0
+        self.query_one(Composer).menu_open = bool(options)
+
+    def workspace_files(self) -> tuple[str, ...]:
+        if self._files is None:
+            session = self.session
+            if session is None:
+                return ()
+            self._files = session.services.scanner.scan().sorted_paths()
+        return self._files
+
+    async def on_composer_menu_key(self, message: Composer.MenuKey) -> None:
+        menu = self.query_one("#menu", OptionList)
+        composer = self.query_one(Composer)
+        if message.key == "escape":
+            self._close_menu()
+            return
+        if message.key in ("up", "down"):
+            menu.action_cursor_up() if message.key == "up" else menu.action_cursor_down()
+            return
+        index = menu.highlighted
+        completion = self._completion
+        if index is None or completion is None:
+            self._close_menu()
+            return
+        choice = menu.get_option_at_index(index).id or ""
+        self._close_menu()
+        if (
+            completion.kind == "slash"
+            and message.key == "enter"
+            and not composer.text[1:].count(" ")
+        ):
+            composer.clear_input()
+            await self.run_slash(f"/{choice}")
+            return
+        composer.accept(completion, choice)
+
+    def _close_menu(self) -> None:
+        menu = self.query_one("#menu", OptionList)
+        menu.display = False
+        self.query_one(Composer).menu_open = False
+
+    # --- keys --------------------------------------------------------------------------------
+
+    def action_escape(self) -> None:
+        if self.session is not None and self.session.turn_active:
+            self.session.interrupt()
+
+    def action_ctrl_c(self) -> None:
+        composer = self.query_one(Composer)
+        if composer.text:
+            composer.clear_input()
+            return
+        now = time.monotonic()
+        if now - self._last_ctrl_c <= QUIT_WINDOW_S:
+            self.quit()
+            return
+        self._last_ctrl_c = now
+        self.notify("press Ctrl+C again to quit", timeout=QUIT_WINDOW_S)
+
+    def action_ctrl_d(self) -> None:
+        if not self.query_one(Composer).text:
+            self.quit()
+
+    # --- slash-command context ---------------------------------------------------------------
+
+    def new_session(self) -> None:
+        self.host.switch(None)
+
+    def resume_session(self) -> None:
+        self.host.switch(PICK)
+
+    def quit(self) -> None:
+        self.host.stop()
+        self.exit()

@@ -1,0 +1,187 @@
+"""How each kind of transcript entry looks (pure: facts in, rich ``Text`` out).
+
+The app turns session events into cells; this module decides their text and colours, so the
+headless tests and snapshots exercise one place. Colours are styles only: with ``NO_COLOR`` the
+terminal driver drops them and the text still carries the meaning (✓/✗ marks, +/- diff signs).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from rich.text import Text
+
+OUTPUT_TAIL_LINES = 8
+
+
+def user_text(message: str) -> Text:
+    return Text.assemble(("› ", "bold cyan"), (message, "bold"))
+
+
+def queued_text(message: str) -> Text:
+    return Text.assemble(("› ", "dim cyan"), (message, "dim"), ("  (queued)", "italic yellow"))
+
+
+def _arguments(payload: str) -> dict[str, Any]:
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def shell_command(payload: str) -> str:
+    command = _arguments(payload).get("command", payload)
+    if isinstance(command, list):
+        return shlex.join(str(part) for part in command)
+    return str(command)
+
+
+def tool_title(name: str, payload: str) -> Text:
+    if name == "shell":
+        return Text.assemble(("$ ", "bold yellow"), (shell_command(payload), "bold"))
+    if name.startswith("mcp__"):
+        parts = name.split("__")
+        server, tool = (parts[1], "__".join(parts[2:])) if len(parts) > 2 else (name, "")
+        args = json.dumps(_arguments(payload), ensure_ascii=False)
+        return Text.assemble(("⚙ mcp ", "bold magenta"), (f"{server}.{tool}", "bold"), f" {args}")
+    if name == "apply_patch":
+        return Text("✎ apply_patch", style="bold yellow")
+    return Text.assemble(("⚙ ", "bold yellow"), (name, "bold"), " ", _clip_line(payload, 70))
+
+
+def _clip_line(text: str, width: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def patch_input(payload: str) -> str:
+    """The patch of an apply_patch call: freeform input, or the ``input`` of JSON arguments."""
+    value = _arguments(payload).get("input")
+    return value if isinstance(value, str) else payload
+
+
+def patch_text(patch: str) -> Text:
+    """An apply_patch input as a coloured diff (+ green, - red, headers bold)."""
+    text = Text()
+    for line in patch.splitlines():
+        if line.startswith("*** "):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = "dim"
+        text.append(line + "\n", style=style)
+    text.rstrip()
+    return text
+
+
+def shell_output(output: str) -> tuple[int | None, str]:
+    """Exit code and the command's own output from a shell tool's result text."""
+    code: int | None = None
+    body = output
+    head, sep, rest = output.partition("Output:\n")
+    for line in head.splitlines():
+        if line.startswith("Exit code: "):
+            try:
+                code = int(line.removeprefix("Exit code: ").strip())
+            except ValueError:
+                code = None
+    if sep:
+        body = rest
+    return code, body
+
+
+def tail(text: str, lines: int = OUTPUT_TAIL_LINES) -> str:
+    parts = text.rstrip("\n").splitlines()
+    if len(parts) <= lines:
+        return "\n".join(parts)
+    return "\n".join([f"… {len(parts) - lines} earlier lines", *parts[-lines:]])
+
+
+def tool_result(
+    name: str, output: str, success: bool | None, duration_s: float, details: dict[str, Any] | None
+) -> Text:
+    text = Text()
+    if name == "shell":
+        code, body = shell_output(output)
+        if details is not None and isinstance(details.get("exit_code"), int):
+            code = details["exit_code"]
+        if body.strip():
+            text.append(tail(body) + "\n", style="dim")
+        ok = code == 0 if code is not None else success is not False
+        mark = "✓" if ok else "✗"
+        exit_part = f"exit {code}" if code is not None else "no exit code"
+        text.append(f"{mark} {exit_part} · {duration_s:.1f}s", style="green" if ok else "red")
+        return text
+    if output.strip() and name != "apply_patch":
+        text.append(tail(output, 4) + "\n", style="dim")
+    ok = success is not False
+    verdict = "done" if ok else _clip_line(output, 60) or "failed"
+    text.append(
+        f"{'✓' if ok else '✗'} {verdict} · {duration_s:.1f}s", style="green" if ok else "red"
+    )
+    return text
+
+
+_PLAN_MARKS = {"completed": ("☑", "green"), "in_progress": ("◐", "yellow"), "pending": ("☐", "")}
+
+
+def plan_text(payload: str) -> Text | None:
+    plan = _arguments(payload).get("plan")
+    if not isinstance(plan, list):
+        return None
+    text = Text("plan\n", style="bold")
+    for entry in plan:
+        if not isinstance(entry, dict):
+            continue
+        mark, style = _PLAN_MARKS.get(str(entry.get("status")), ("☐", ""))
+        text.append(f"  {mark} {entry.get('step', '')}\n", style=style)
+    text.rstrip()
+    return text
+
+
+def workspace_note(added: list[str], removed: list[str], limit: int = 6) -> Text | None:
+    changes = [f"+{path}" for path in added] + [f"-{path}" for path in removed]
+    if not changes:
+        return None
+    shown = " ".join(changes[:limit])
+    more = f" (+{len(changes) - limit} more)" if len(changes) > limit else ""
+    return Text(f"workspace: {shown}{more}", style="dim italic")
+
+
+def error_text(message: str, next_step: str) -> Text:
+    return Text.assemble(("✗ error: ", "bold red"), (message, "red"), (f"\n  → {next_step}", ""))
+
+
+def next_step_for(message: str) -> str:
+    """What a person can do after a failed turn (the session stays usable)."""
+    lowered = message.lower()
+    if "api key" in lowered or "auth" in lowered or "401" in lowered:
+        return "set OPENAI_API_KEY (or the provider's env_key) and restart, or /model another"
+    if "context" in lowered and "window" in lowered:
+        return "/compact or /new to start a fresh conversation"
+    if "rate" in lowered or "quota" in lowered or "usage limit" in lowered:
+        return "wait a moment and send the prompt again"
+    return "send another prompt to retry, or /new to start over"
+
+
+def token_status(info: dict[str, Any] | None) -> str:
+    if not info:
+        return ""
+    total = info.get("total_token_usage", {}).get("total_tokens")
+    last = info.get("last_token_usage", {}).get("total_tokens")
+    window = info.get("model_context_window")
+    parts = []
+    if isinstance(total, int):
+        parts.append(f"{total:,} tokens")
+    if isinstance(window, int) and window > 0 and isinstance(last, int):
+        left = max(0, 100 - round(100 * last / window))
+        parts.append(f"{left}% context left")
+    return " · ".join(parts)

@@ -1,0 +1,73 @@
+"""``mini-codex [PROMPT]``: the group takes a prompt or a command; without a terminal the UI
+refuses with one clear line, and ``resume`` keeps its non-interactive behaviour."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mini_codex.cli import interactive
+from mini_codex.cli.interactive import UiOptions
+from mini_codex.cli.main import app
+
+
+def test_no_terminal_gets_one_clear_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["--model", "scripted:x.jsonl", "fix the bug"], env={"MINI_CODEX_HOME": str(tmp_path)}
+    )
+    assert result.exit_code == 2
+    assert result.output == (
+        "error: the interactive UI needs a terminal; use `mini-codex exec PROMPT` in scripts\n"
+    )
+
+
+def test_a_bad_option_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["--sandbox", "sideways"], env={"MINI_CODEX_HOME": str(tmp_path)}
+    )
+    assert result.exit_code == 2
+    assert "unknown --sandbox 'sideways'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["hello", "world"], (UiOptions(), "hello world")),
+        (["-m", "gpt-x", "do", "it"], (UiOptions(model="gpt-x"), "do it")),
+        (
+            ["-c", "model=y", "--cd", "/tmp", "-a", "never", "task"],
+            (UiOptions(cd=Path("/tmp"), approval="never", overrides=["model=y"]), "task"),
+        ),
+        ([], (UiOptions(), None)),
+    ],
+)
+def test_without_a_command_the_words_are_the_ui_prompt(
+    monkeypatch: pytest.MonkeyPatch, args: list[str], expected: tuple[UiOptions, str | None]
+) -> None:
+    started: list[tuple[UiOptions, str | None]] = []
+
+    def fake_ui(options: UiOptions, *, prompt: str | None = None) -> int:
+        started.append((options, prompt))
+        return 0
+
+    monkeypatch.setattr(interactive, "run_interactive", fake_ui)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert started == [expected]
+
+
+def test_a_command_name_is_still_a_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(interactive, "run_interactive", lambda *a, **k: pytest.fail("UI started"))
+    result = CliRunner().invoke(app, ["execpolicy", "--help"])
+    assert result.exit_code == 0
+    assert "Check commands against command rules." in result.output
+
+
+def test_resume_without_a_terminal_keeps_its_old_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    env = {"MINI_CODEX_HOME": str(tmp_path)}
+    result = runner.invoke(app, ["resume"], env=env)
+    assert result.exit_code == 2
+    assert result.output == "error: give a SESSION_ID or PATH, or --last\n"
