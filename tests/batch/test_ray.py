@@ -219,7 +219,7 @@ def test_a_worker_node_killed_mid_task_is_retried_once(cluster: Cluster, tmp_pat
             proc.kill()
             proc.wait()
 
-    assert proc.returncode == 0, stderr
+    assert proc.returncode == 0, (stderr, (out / "results.jsonl").read_text())
     records = results(out)
     assert sorted(r["id"] for r in records) == ["t0", "t1"]  # exactly one line per task
     assert sorted(r["attempts"] for r in records) == [1, 2]

@@ -54,9 +54,15 @@ def _run_on_worker(spec: JobSpec, flag: Any) -> dict[str, Any]:
 
         abort = anyio.Event()
 
+        def flag_is_set() -> bool:
+            try:
+                return bool(ray.get(flag.is_set.remote()))
+            except Exception:  # the flag's node is gone: no abort can come; the job goes on
+                return False
+
         async def poll() -> None:
             while True:  # a remote flag: nothing to wait on locally, so poll it
-                if await anyio.to_thread.run_sync(lambda: ray.get(flag.is_set.remote())):
+                if await anyio.to_thread.run_sync(flag_is_set):
                     abort.set()
                     return
                 await anyio.sleep(_POLL_S)
@@ -125,7 +131,12 @@ class RayExecutor:
         if self.memory is not None:
             options["memory"] = self.memory
         remote = ray.remote(_run_on_worker).options(**options)
-        flag = ray.remote(num_cpus=0)(_AbortFlag).remote()
+        # The flag lives on the driver's node: a worker node that dies must not take it along
+        # (every job polls it; the driver's node dying ends the run anyway).
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        flag = ray.remote(num_cpus=0)(_AbortFlag).options(scheduling_strategy=here).remote()
         pending: dict[Any, JobSpec] = {}
         queue = iter(specs)
         aborted = False
