@@ -144,3 +144,22 @@ def test_verify_of_a_missing_remote_rollout_is_one_clear_line(
     url = "s3://empty-bucket/rollouts/x/rollout-2026-01-01T00-00-00-x.jsonl"
     done = run_cli(["rollout", "verify", url], home=tmp_path / "home", cwd=tmp_path, env=env)
     assert (done.returncode, done.stderr) == (2, f"error: {url}: no such file\n")
+
+
+def test_sessions_list_of_a_missing_bucket_is_one_line_naming_the_url(
+    tmp_path: Path, s3_endpoint: str
+) -> None:
+    env = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        ENDPOINT_ENV: s3_endpoint,
+    }
+    dest = "s3://no-such-bucket/run"
+    done = run_cli(
+        ["sessions", "list", "--home", dest], home=tmp_path / "home", cwd=tmp_path, env=env
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        f"error: no rollouts found under {dest}\n",
+    )

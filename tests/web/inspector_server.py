@@ -52,10 +52,10 @@ class Server:
                 stream.close()
 
 
-def start_server(home: Path, *args: str) -> Server:
+def start_server(home: Path, *args: str, env: dict[str, str] | None = None) -> Server:
     process = subprocess.Popen(
         [str(MINI_CODEX), "ui", "--port", "0", *args],
-        env=clean_env(home),
+        env={**clean_env(home), **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
@@ -69,8 +69,8 @@ def start_server(home: Path, *args: str) -> Server:
     return Server(first, process)
 
 
-def serve(home: Path, *args: str) -> Iterator[Server]:
-    server = start_server(home, *args)
+def serve(home: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Server]:
+    server = start_server(home, *args, env=env)
     try:
         yield server
     finally:

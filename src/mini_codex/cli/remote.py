@@ -1,5 +1,6 @@
 """Batch destinations and remote rollouts for the reading commands (``sessions list --home``,
-``rollout verify``): fsspec URLs (``s3://…``, ``file://…``) with credentials from the environment.
+``ui --home``, ``rollout verify``): fsspec URLs (``s3://…``, ``file://…``) with credentials from
+the environment.
 """
 
 from __future__ import annotations
@@ -10,11 +11,23 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mini_codex.config import parse_override
+from mini_codex.errors import MiniCodexError
 
-__all__ = ["local_copy", "mirror_home", "storage_options_for"]
+__all__ = [
+    "HomeNotFound",
+    "ReadHome",
+    "local_copy",
+    "mirror_home",
+    "read_home",
+    "storage_options_for",
+]
+
+
+class HomeNotFound(MiniCodexError):
+    """The home (or batch destination) to read is not a directory."""
 
 
 def storage_options_for(dest: str, given: list[str] | None = None) -> dict[str, Any]:
@@ -78,3 +91,28 @@ def mirror_home(target: str, own_home: Path) -> tuple[Path, str, dict[str, str]]
     cache = own_home / "remote" / digest
     store = ResultStore(target, storage_options_for(target))
     return cache, "rollouts", store.mirror_rollouts(cache)
+
+
+class ReadHome(NamedTuple):
+    """What a reading command indexes: ``home / subdir``; ``urls`` maps mirrored paths to URLs."""
+
+    home: Path
+    subdir: str
+    urls: dict[str, str]
+
+
+def read_home(given: str | None, own_home: Path) -> ReadHome:
+    """The home ``sessions list --home`` and ``ui --home`` read: ``own_home`` when none is given,
+    else a home or a batch destination (local, or remote mirrored by :func:`mirror_home`).
+
+    Raises :class:`HomeNotFound` for a local path that is not a directory, or a remote
+    destination without rollouts (a missing bucket or prefix).
+    """
+    if given is None:
+        return ReadHome(own_home, "sessions", {})
+    target, subdir, urls = mirror_home(given, own_home)
+    if not target.is_dir():
+        if _local_path(given) is None:  # nothing was mirrored: name the URL, not the cache
+            raise HomeNotFound(f"no rollouts found under {given}")
+        raise HomeNotFound(f"home directory not found: {target}")
+    return ReadHome(target, subdir, urls)

@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mini_codex.cli.env import mini_codex_home
-from mini_codex.cli.remote import mirror_home
+from mini_codex.cli.remote import HomeNotFound, read_home
 from mini_codex.errors import MiniCodexError
 from mini_codex.rollout.index import SessionIndex, SessionInfo
 
@@ -126,22 +126,18 @@ def list_command(
 ) -> None:
     """List sessions, most recently updated first."""
     own_home = mini_codex_home()
-    urls: dict[str, str] = {}
-    subdir = "sessions"
+    target = own_home
     try:
-        if home is None:
-            target = own_home
-        else:
-            target, subdir, urls = mirror_home(home, own_home)
-            if not target.is_dir():
-                typer.echo(f"error: home directory not found: {target}", err=True)
-                raise typer.Exit(1)
+        target, subdir, urls = read_home(home, own_home)
         db_path = index_path_for(target, own_home)
         with SessionIndex(target, db_path=db_path, subdir=subdir) as index:
             index.refresh()
             sessions = index.list(limit)
         for notice in index.notices:
             typer.echo(f"notice: {notice}", err=True)
+    except HomeNotFound as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
     except (MiniCodexError, OSError, sqlite3.Error) as error:
         typer.echo(f"error: cannot index sessions under {home or target}: {error}", err=True)
         raise typer.Exit(1) from None

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import sys
 import webbrowser
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from mini_codex.cli.env import mini_codex_home
+from mini_codex.cli.remote import HomeNotFound, read_home
 from mini_codex.cli.sessions_cmd import index_path_for
+from mini_codex.errors import MiniCodexError
 
 __all__ = ["ui_command"]
 
@@ -24,8 +25,12 @@ def ui_command(
     host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port (0: any free port).")] = 0,
     home: Annotated[
-        Path | None,
-        typer.Option("--home", help="Sessions home to inspect (default $MINI_CODEX_HOME)."),
+        str | None,
+        typer.Option(
+            "--home",
+            help="Home to inspect (default $MINI_CODEX_HOME); e.g. ~/.codex, or a batch's --out "
+            "DEST (a directory or s3://bucket/prefix, mirrored once at start).",
+        ),
     ] = None,
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the page in the default browser.")
@@ -49,10 +54,14 @@ def ui_command(
     from mini_codex.web.inspector import Inspector
 
     own_home = mini_codex_home()
-    target = home.expanduser() if home is not None else own_home
-    if home is not None and not target.is_dir():
-        typer.echo(f"error: home directory not found: {target}", err=True)
-        raise typer.Exit(1)
+    try:
+        target, subdir, urls = read_home(home, own_home)
+    except HomeNotFound as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
+    except (MiniCodexError, OSError) as error:
+        typer.echo(f"error: cannot read sessions under {home}: {error}", err=True)
+        raise typer.Exit(1) from None
     token = new_token() if needs_token(host) else None
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -71,7 +80,9 @@ def ui_command(
     from mini_codex.web.source import WHOLE_FILE_BYTES
 
     limit = WHOLE_FILE_BYTES if whole_file_bytes is None else whole_file_bytes
-    inspector = Inspector(target, index_path_for(target, own_home), whole_limit=limit)
+    inspector = Inspector(
+        target, index_path_for(target, own_home), whole_limit=limit, subdir=subdir, urls=urls
+    )
     app = create_app(inspector, token)
     if open_browser:
         webbrowser.open(url)

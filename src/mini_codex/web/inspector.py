@@ -8,6 +8,7 @@ session index (``rollout.index``, its public API only) and the rollout files (re
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,26 +65,44 @@ def load_file_view(
 
 
 class Inspector:
-    """Read-only access to the sessions under ``home`` (the index lives at ``db_path``)."""
+    """Read-only access to the sessions under ``home / subdir`` (the index lives at ``db_path``).
+
+    ``subdir`` is ``rollouts`` for a batch destination; ``urls`` maps local rollout paths to the
+    remote URLs they mirror (a remote batch), shown as the sessions' paths.
+    """
 
     def __init__(
-        self, home: Path, db_path: Path | None = None, *, whole_limit: int = WHOLE_FILE_BYTES
+        self,
+        home: Path,
+        db_path: Path | None = None,
+        *,
+        whole_limit: int = WHOLE_FILE_BYTES,
+        subdir: str = "sessions",
+        urls: Mapping[str, str] | None = None,
     ) -> None:
         self.home = home
         self.db_path = db_path
+        self.subdir = subdir
+        self.urls = dict(urls or {})
         self.whole_limit = whole_limit
         """Files up to this many bytes are read whole; larger ones in checkpoint windows."""
         self._lock = threading.Lock()
         self._cache: dict[tuple[Any, ...], Loaded] = {}
         self._models: dict[tuple[str, int, int], str | None] = {}
 
+    def _index(self) -> SessionIndex:
+        return SessionIndex(self.home, db_path=self.db_path, subdir=self.subdir)
+
     # --- sessions --------------------------------------------------------------------------------
 
     def sessions(self) -> list[dict[str, Any]]:
-        with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
+        with self._lock, self._index() as index:
             index.refresh()
             infos = index.list()
-        return [{**_session_json(info), "model": self._model_of(info)} for info in infos]
+        listed = [{**_session_json(info), "model": self._model_of(info)} for info in infos]
+        for entry in listed:
+            entry["path"] = self.urls.get(entry["path"], entry["path"])
+        return listed
 
     def _model_of(self, info: SessionInfo) -> str | None:
         key = (str(info.path), info.size, info.mtime_ns)
@@ -99,11 +118,13 @@ class Inspector:
         """The rollout of ``session_id``: from the index, else from a file named after it
         (without indexing: opening a session must not wait for the index to read big files),
         else from a refreshed index."""
-        with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
+        with self._lock, self._index() as index:
             found = [info.path for info in index.find(session_id) if info.id == session_id]
-        found = [path for path in found if path.is_file()] or _named(self.home, session_id)
+        found = [path for path in found if path.is_file()] or _named(
+            self.home / self.subdir, session_id
+        )
         if not found:
-            with self._lock, SessionIndex(self.home, db_path=self.db_path) as index:
+            with self._lock, self._index() as index:
                 index.refresh()
                 found = [info.path for info in index.find(session_id) if info.id == session_id]
         if not found:
@@ -128,7 +149,9 @@ class Inspector:
 
     def session(self, session_id: str, before: int | None = None) -> dict[str, Any]:
         path = self.path_of(session_id)
-        return session_document(session_id, path, self.load(path, before))
+        document = session_document(session_id, path, self.load(path, before))
+        document["path"] = self.urls.get(str(path), str(path))
+        return document
 
     def step_world_state(self, session_id: str, step_id: str) -> dict[str, Any]:
         path = self.path_of(session_id)
@@ -149,8 +172,7 @@ class Inspector:
         return loaded, step
 
 
-def _named(home: Path, session_id: str) -> list[Path]:
-    sessions = home / "sessions"
+def _named(sessions: Path, session_id: str) -> list[Path]:
     if not sessions.is_dir():
         return []
     return [
