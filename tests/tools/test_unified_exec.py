@@ -73,9 +73,9 @@ async def test_a_short_command_returns_its_exit_code_and_output(tmp_path: Path) 
     result = await start(exec_command, context(tmp_path), "echo hello; exit 3")
     assert shape(result) == (
         "Chunk ID: X\nWall time: T\nProcess exited with code 3\n"
-        "Original token count: 2\nOutput:\nhello\r\n"
+        "Original token count: 2\nOutput:\nhello\n"
     )
-    assert (result.success, result.details) == (False, {"output": "hello\r\n", "exit_code": 3})
+    assert (result.success, result.details) == (False, {"output": "hello\n", "exit_code": 3})
     assert len(exec_command.sessions) == 0
 
 
@@ -87,7 +87,7 @@ async def test_an_interactive_program_is_driven_through_write_stdin(tmp_path: Pa
     assert "Process running with session ID 1\n" in first.text
     assert first.details["output"] == ">>> "
     second = await write(write_stdin, ctx, 1, "print(6 * 7)\n", 1500)
-    assert second.details == {"output": "42\r\n>>> ", "session_id": 1}
+    assert second.details == {"output": "42\n>>> ", "session_id": 1}
     last = await write(write_stdin, ctx, 1, "exit()\n", 3000)
     assert last.details == {"output": "", "exit_code": 0}
     gone = await write(write_stdin, ctx, 1, "", 100)
@@ -109,10 +109,10 @@ async def test_a_long_command_yields_then_finishes_on_a_later_poll(tmp_path: Pat
     exec_command, write_stdin = unified_exec_tools()
     ctx = context(tmp_path)
     first = await start(exec_command, ctx, "echo start; sleep 1; echo done", yield_time_ms=300)
-    assert first.details == {"output": "start\r\n", "session_id": 1}
+    assert first.details == {"output": "start\n", "session_id": 1}
     assert first.success is True
     final = await write(write_stdin, ctx, 1, "", 10_000)
-    assert final.details == {"output": "done\r\n", "exit_code": 0}
+    assert final.details == {"output": "done\n", "exit_code": 0}
     assert "Process exited with code 0\n" in final.text
     assert len(exec_command.sessions) == 0
 
@@ -169,7 +169,7 @@ async def test_the_sandbox_applies_under_workspace_write(tmp_path: Path, outside
     exec_command, _ = unified_exec_tools()
     ctx = context(tmp_path, SandboxPolicy.workspace_write(), backend=backend)
     inside = await start(exec_command, ctx, "touch inside && echo ok", yield_time_ms=5000)
-    assert inside.details == {"output": "ok\r\n", "exit_code": 0}
+    assert inside.details == {"output": "ok\n", "exit_code": 0}
     assert (tmp_path / "inside").exists()
     denied = await start(exec_command, ctx, f"touch {outside}/f", yield_time_ms=5000)
     assert denied.details is not None and denied.details["exit_code"] == 1

@@ -36,11 +36,13 @@ class PtyProcess:
     async def start(
         cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], echo: bool = True
     ) -> PtyProcess:
-        """Spawn ``argv``; ``echo=False`` turns off the terminal's echo of typed input."""
+        """Spawn ``argv``; ``echo=False`` (``tty=false``) turns off the terminal's echo of typed
+        input and its output processing (``\n`` stays ``\n``, as from a pipe)."""
         master, slave = os.openpty()
         try:
             if not echo:
                 attrs = termios.tcgetattr(slave)
+                attrs[1] &= ~termios.OPOST
                 attrs[3] &= ~termios.ECHO
                 termios.tcsetattr(slave, termios.TCSANOW, attrs)
             process = await anyio.open_process(
