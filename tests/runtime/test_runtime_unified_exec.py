@@ -53,7 +53,8 @@ async def test_the_session_kills_live_pty_sessions_when_it_closes(tmp_path: Path
         assert tool_names(run.prompts[0].tools)[:2] == ["exec_command", "write_stdin"]
         assert "shell" not in tool_names(run.prompts[0].tools)
         (end,) = run.events_of(ToolCallEnd)
-        assert end.details is not None and end.details["session_id"] == 1
+        assert end.details is not None
+        assert end.details["session_id"] == 1
         pgid = int(end.details["output"].split()[0])
         assert group_alive(pgid)
     assert not group_alive(pgid)
@@ -81,4 +82,5 @@ async def test_scripted_sessions_keep_the_shell_tool(tmp_path: Path) -> None:
     async with open_session(tmp_path, [ScriptedResponse([assistant("hi")])]) as run:
         await run.session.run_turn("hello")
         names = tool_names(run.prompts[0].tools)
-        assert "shell" in names and "exec_command" not in names
+        assert "shell" in names
+        assert "exec_command" not in names

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from mini_codex.policy.approval import Reject, assess_exec
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap
+from mini_codex.sandbox.exec import shell_argv
 from mini_codex.tools.base import ToolContext, ToolOutput
+from mini_codex.tools.truncate import truncate_middle_bytes
 from mini_codex.tools.unified_exec import ExecCommandTool, WriteStdinTool, unified_exec_tools
 
 pytestmark = pytest.mark.anyio
@@ -51,7 +54,9 @@ async def start(tool: ExecCommandTool, ctx: ToolContext, cmd: str, **args: objec
     return await tool.call(json.dumps({"cmd": cmd, **args}), ctx)
 
 
-async def write(tool: WriteStdinTool, ctx: ToolContext, sid: int, chars: str, ms: int) -> ToolOutput:
+async def write(
+    tool: WriteStdinTool, ctx: ToolContext, sid: int, chars: str, ms: int
+) -> ToolOutput:
     payload = {"session_id": sid, "chars": chars, "yield_time_ms": ms}
     return await tool.call(json.dumps(payload), ctx)
 
@@ -83,7 +88,8 @@ async def test_an_interactive_program_is_driven_through_write_stdin(tmp_path: Pa
     exec_command, write_stdin = unified_exec_tools()
     ctx = context(tmp_path)
     first = await start(exec_command, ctx, "python3 -i -q", yield_time_ms=1500)
-    assert first.details is not None and first.details["session_id"] == 1
+    assert first.details is not None
+    assert first.details["session_id"] == 1
     assert "Process running with session ID 1\n" in first.text
     assert first.details["output"] == ">>> "
     second = await write(write_stdin, ctx, 1, "print(6 * 7)\n", 1500)
@@ -118,7 +124,7 @@ async def test_a_long_command_yields_then_finishes_on_a_later_poll(tmp_path: Pat
 
 
 async def test_at_most_max_sessions_run_at_once(tmp_path: Path) -> None:
-    exec_command, write_stdin = unified_exec_tools(2)
+    exec_command, _write_stdin = unified_exec_tools(2)
     ctx = context(tmp_path)
     for _ in range(2):
         await start(exec_command, ctx, "sleep 30", yield_time_ms=0)
@@ -137,7 +143,8 @@ async def test_closing_kills_every_process_group(tmp_path: Path) -> None:
     await start(exec_command, ctx, "sleep 60 & sleep 60", yield_time_ms=200)
     await start(exec_command, ctx, "cat", yield_time_ms=0)
     pgids = exec_command.sessions.pids()
-    assert len(pgids) == 2 and all(group_alive(pgid) for pgid in pgids)
+    assert len(pgids) == 2
+    assert all(group_alive(pgid) for pgid in pgids)
     await exec_command.aclose()
     assert [group_alive(pgid) for pgid in pgids] == [False, False]
     refused = await start(exec_command, ctx, "echo late", yield_time_ms=0)
@@ -152,7 +159,8 @@ async def test_bad_arguments_and_workdir_are_answered(tmp_path: Path) -> None:
         f"workdir 'nope' is not a directory (relative paths start at {tmp_path})"
     )
     bad = await write_stdin.call(json.dumps({"chars": "x"}), ctx)
-    assert bad.success is False and "session_id" in bad.text
+    assert bad.success is False
+    assert "session_id" in bad.text
 
 
 @pytest.fixture
@@ -172,6 +180,30 @@ async def test_the_sandbox_applies_under_workspace_write(tmp_path: Path, outside
     assert inside.details == {"output": "ok\n", "exit_code": 0}
     assert (tmp_path / "inside").exists()
     denied = await start(exec_command, ctx, f"touch {outside}/f", yield_time_ms=5000)
-    assert denied.details is not None and denied.details["exit_code"] == 1
+    assert denied.details is not None
+    assert denied.details["exit_code"] == 1
     assert "Read-only file system" in denied.details["output"]
     assert not (outside / "f").exists()
+
+
+async def test_max_output_tokens_keeps_head_and_tail(tmp_path: Path) -> None:
+    exec_command, _ = unified_exec_tools()
+    result = await start(exec_command, context(tmp_path), "seq 1 2000", max_output_tokens=10)
+    full = "".join(f"{n}\n" for n in range(1, 2001)).encode()
+    assert shape(result) == (
+        "Chunk ID: X\nWall time: T\nProcess exited with code 0\n"
+        f"Original token count: {(len(full) + 3) // 4}\nOutput:\n" + truncate_middle_bytes(full, 40)
+    )
+
+
+async def test_escalation_follows_the_same_policy_as_shell(tmp_path: Path) -> None:
+    exec_command, _ = unified_exec_tools()
+    ctx = context(tmp_path, SandboxPolicy.workspace_write())
+    argv = shell_argv(ctx.shell, "echo hi")
+    verdict = assess_exec(argv, approval="never", sandbox="workspace-write", escalated=True)
+    assert isinstance(verdict, Reject)
+    refused = await start(
+        exec_command, ctx, "echo hi", sandbox_permissions="require_escalated", justification="x"
+    )
+    assert refused == ToolOutput.failure(f"Command rejected: {verdict.reason}")
+    assert len(exec_command.sessions) == 0

@@ -70,16 +70,23 @@ class PtyProcess:
     def exit_code(self) -> int | None:
         return self._process.returncode
 
-    async def read_for(self, seconds: float, *, limit: int) -> bytes:
-        """Output until ``seconds`` pass or the command exits (then everything left is read);
-        at most ``limit`` bytes are kept (the rest are dropped from the middle by the caller)."""
-        out = bytearray()
+    async def read_for(self, seconds: float, *, limit: int) -> tuple[bytes, int]:
+        """Output until ``seconds`` pass or the command exits (then everything left is read):
+        at most ``limit`` bytes (head and tail) and the number of bytes dropped between them."""
+        head = bytearray()
+        tail = bytearray()
+        omitted = 0
+        half = max(limit // 2, 1)
         deadline = time.monotonic() + seconds
         while not self._eof:
             chunk = self._read_now()
             if chunk:
-                if len(out) < limit:
-                    out += chunk
+                room = half - len(head)
+                head += chunk[:room]
+                tail += chunk[max(room, 0) :]
+                if len(tail) > half:
+                    omitted += len(tail) - half
+                    del tail[: len(tail) - half]
                 continue
             if self._eof or self._process.returncode is not None:
                 break  # exited, its output drained (a background child may hold the PTY)
@@ -93,7 +100,7 @@ class PtyProcess:
         if self._eof:
             with anyio.move_on_after(2):
                 await self._process.wait()
-        return bytes(out)
+        return bytes(head + tail), omitted
 
     async def _poll_exit(self) -> None:
         with anyio.move_on_after(0):

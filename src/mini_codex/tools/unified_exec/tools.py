@@ -55,6 +55,7 @@ WRITE_YIELD_MS = 250
 MAX_YIELD_MS = 30_000
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
 _BYTES_PER_TOKEN = 4
+_MIN_CAPTURE_BYTES = 256 * 1024
 
 _PERMISSIONS: dict[str, Any] = {
     "sandbox_permissions": {
@@ -163,20 +164,26 @@ class UnifiedExecSessions:
 
 
 def _format(
-    data: bytes, wall_s: float, exit_code: int | None, session_id: int | None, max_tokens: int
+    data: bytes,
+    omitted: int,
+    wall_s: float,
+    exit_code: int | None,
+    session_id: int | None,
+    max_tokens: int,
 ) -> str:
     status = (
         f"Process exited with code {exit_code}"
         if exit_code is not None
         else f"Process running with session ID {session_id}"
     )
-    body = truncate_middle_bytes(data, max_tokens * _BYTES_PER_TOKEN)
+    body = truncate_middle_bytes(data, max_tokens * _BYTES_PER_TOKEN, already_omitted=omitted)
+    total = len(data) + omitted
     return "\n".join(
         [
             f"Chunk ID: {secrets.token_hex(3)}",
             f"Wall time: {wall_s:.4f} seconds",
             status,
-            f"Original token count: {(len(data) + _BYTES_PER_TOKEN - 1) // _BYTES_PER_TOKEN}",
+            f"Original token count: {(total + _BYTES_PER_TOKEN - 1) // _BYTES_PER_TOKEN}",
             "Output:",
             body,
         ]
@@ -192,13 +199,14 @@ async def _collect(
     started: float,
 ) -> ToolOutput:
     process = live.process
-    data = await process.read_for(
-        min(yield_ms, MAX_YIELD_MS) / 1000, limit=4 * max_tokens * _BYTES_PER_TOKEN
+    data, omitted = await process.read_for(
+        min(yield_ms, MAX_YIELD_MS) / 1000,
+        limit=max(4 * max_tokens * _BYTES_PER_TOKEN, _MIN_CAPTURE_BYTES),
     )
     exit_code = process.exit_code if process.finished else None
     if exit_code is not None:
         await sessions.finish(session_id)
-    text = _format(data, time.monotonic() - started, exit_code, session_id, max_tokens)
+    text = _format(data, omitted, time.monotonic() - started, exit_code, session_id, max_tokens)
     details: dict[str, Any] = {"output": data.decode("utf-8", "replace")}
     if exit_code is not None:
         details["exit_code"] = exit_code
