@@ -90,6 +90,16 @@ class RolloutConfig(_Section):
     wait, a full history copy every ``checkpoint_every_items`` lines)."""
 
 
+class ToolsConfig(_Section):
+    """``[tools]``: which built-in tools the model gets."""
+
+    unified_exec: bool | None = None
+    """``exec_command`` + ``write_stdin`` (PTY sessions) instead of ``shell``; unset: on for the
+    OpenAI Responses provider (as Codex 0.169), off for Chat providers and scripted models."""
+    unified_exec_max_sessions: int = Field(default=8, gt=0)
+    """At most this many ``exec_command`` sessions run at once."""
+
+
 class WorkspaceConfig(_Section):
     persist_cap: int = 2000
     """At most this many paths are persisted in the rollout's ``workspace`` snapshot."""
@@ -195,6 +205,7 @@ class Config(_Section):
     project_doc_max_bytes: int = 32 * 1024
     project_root_markers: tuple[str, ...] = (".git",)
     shell_timeout_ms: int = 10_000
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)

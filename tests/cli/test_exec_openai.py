@@ -59,8 +59,9 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 def test_exec_against_a_responses_server_with_only_the_openai_env(tmp_path: Path) -> None:
-    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "shell",
-            "arguments": json.dumps({"command": "echo from-the-tool"})}  # fmt: skip
+    # The Responses provider gets Codex 0.169's command tool by default: unified exec.
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command",
+            "arguments": json.dumps({"cmd": "echo from-the-tool"})}  # fmt: skip
     answer = {"type": "message", "id": "msg_1", "role": "assistant",
               "content": [{"type": "output_text", "text": "All done."}]}  # fmt: skip
     replies = [
@@ -89,7 +90,9 @@ def test_exec_against_a_responses_server_with_only_the_openai_env(tmp_path: Path
     ]
     first, second = (request.body for request in server.requests)
     assert (first["model"], first["store"], first["stream"]) == ("gpt-5.1-codex", False, True)
-    assert {tool["name"] for tool in first["tools"]} >= {"shell", "apply_patch"}
+    names = {tool["name"] for tool in first["tools"]}
+    assert names >= {"exec_command", "write_stdin", "apply_patch"}
+    assert "shell" not in names
     outputs = [item for item in second["input"] if item["type"] == "function_call_output"]
     assert [item["call_id"] for item in outputs] == ["call_1"]
     assert "from-the-tool" in outputs[0]["output"]

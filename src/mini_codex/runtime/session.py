@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -56,6 +57,7 @@ from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.runtime.turn import TokenTotals, TurnDeps, TurnState, run_compact_task, run_turn
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.shell import ShellTool
+from mini_codex.tools.unified_exec import unified_exec_tools
 from mini_codex.tools.update_plan import UpdatePlanTool
 from mini_codex.tools.view_image import ViewImageTool
 from mini_codex.world_state import WorldStateExtension, WorldStateSnapshot
@@ -86,13 +88,30 @@ def default_base_instructions() -> str:
     return (files("mini_codex.runtime") / "prompts" / "base_instructions.md").read_text("utf-8")
 
 
-def default_tools(config: Config, *, freeform_apply_patch: bool = False) -> list[RegisteredTool]:
+def default_tools(
+    config: Config, *, freeform_apply_patch: bool = False, unified_exec: bool = False
+) -> list[RegisteredTool]:
+    """The built-in tools; ``unified_exec`` gives ``exec_command`` + ``write_stdin`` instead of
+    ``shell`` (see ``uses_unified_exec``)."""
+    if unified_exec:
+        exec_command, write_stdin = unified_exec_tools(config.tools.unified_exec_max_sessions)
+        command_tools = [RegisteredTool(exec_command), RegisteredTool(write_stdin)]
+    else:
+        command_tools = [RegisteredTool(ShellTool(default_timeout_ms=config.shell_timeout_ms))]
     return [
-        RegisteredTool(ShellTool(default_timeout_ms=config.shell_timeout_ms)),
+        *command_tools,
         RegisteredTool(ApplyPatchTool(freeform=freeform_apply_patch)),
         RegisteredTool(UpdatePlanTool()),
         RegisteredTool(ViewImageTool()),
     ]
+
+
+def uses_unified_exec(config: Config, client: ModelClient) -> bool:
+    """``tools.unified_exec``, else on for the OpenAI Responses client only (Codex 0.169)."""
+    if config.tools.unified_exec is not None:
+        return config.tools.unified_exec
+    module = sys.modules.get("mini_codex.models.openai_responses")  # loaded iff such a client
+    return module is not None and isinstance(client, module.OpenAIResponsesClient)
 
 
 def global_agents_md(home: Path) -> str | None:
@@ -189,7 +208,14 @@ class Session:
         self.recording.tool_output_token_limit = options.config.tool_output_token_limit
         self.recording.model = self.model
         self.state = TurnState(self.recording, checkpoint=self._maybe_checkpoint)
-        tools = options.tools if options.tools is not None else default_tools(options.config)
+        tools = (
+            options.tools
+            if options.tools is not None
+            else default_tools(
+                options.config, unified_exec=uses_unified_exec(options.config, options.client)
+            )
+        )
+        self._closeable_tools = [entry.tool for entry in tools if hasattr(entry.tool, "aclose")]
         self.hooks = Hooks(
             options.config.hooks,
             options.config.notify,
@@ -388,6 +414,8 @@ class Session:
             self._active.cancel()
         if self._turn_done is not None:
             await self._turn_done.wait()
+        for tool in self._closeable_tools:  # unified exec: kill every live PTY session
+            await tool.aclose()
         if self.recorder is not None:
             await self.recorder.aclose()
         if self.mcp is not None:

@@ -48,7 +48,14 @@ from mini_codex.tools.base import (
 )
 from mini_codex.tools.truncate import DEFAULT_OUTPUT_LIMIT_BYTES, truncate_middle_bytes
 
-__all__ = ["SHELL_PARAMETERS", "ShellArgs", "ShellTool", "format_exec_output"]
+__all__ = [
+    "SHELL_PARAMETERS",
+    "ShellArgs",
+    "ShellTool",
+    "authorize_exec",
+    "format_exec_output",
+    "resolve_workdir",
+]
 
 DEFAULT_TIMEOUT_MS = 10_000
 DEFAULT_MAX_TIMEOUT_MS = 30 * 60 * 1000
@@ -152,37 +159,22 @@ class ShellTool:
         args = parse_arguments("shell", ShellArgs, payload)
         if isinstance(args, ToolOutput):
             return args
-        workdir = _workdir(ctx.cwd, args.workdir)
+        workdir = resolve_workdir(ctx.cwd, args.workdir)
         if workdir is None:
             return ToolOutput.failure(
                 f"workdir '{args.workdir}' is not a directory (relative paths start at {ctx.cwd})"
             )
         timeout_ms = min(args.timeout_ms or self.default_timeout_ms, self.max_timeout_ms)
         argv = shell_argv(ctx.shell, args.command)
-        escalated = args.sandbox_permissions == "require_escalated"
-        approvals = ctx.approvals
-        assessment = assess_exec(
+        sandboxed = await authorize_exec(
+            ctx,
             argv,
-            approval=ctx.approval_policy,
-            sandbox=ctx.sandbox.mode,
-            escalated=escalated,
-            rules=approvals.rules if approvals is not None else None,
-            session_prefixes=approvals.session_prefixes() if approvals is not None else (),
+            workdir,
+            escalated=args.sandbox_permissions == "require_escalated",
+            justification=args.justification,
         )
-        match assessment:
-            case Reject(reason=reason, source=source):
-                await _record(ctx, argv, source, "reject", reason)
-                return ToolOutput.failure(f"Command rejected: {reason}")
-            case Ask(reason=reason, escalate=escalate):
-                await _record(ctx, argv, assessment.source, "ask", reason)
-                answer = await _ask(ctx, argv, workdir, args.justification or reason, escalate)
-                if answer is not None:
-                    return ToolOutput.failure(answer)
-                sandboxed = not escalate and ctx.sandbox.mode != "danger-full-access"
-            case Run(sandboxed=sandboxed, source=source, reason=reason):
-                await _record(ctx, argv, source, "run" if sandboxed else "run_unsandboxed", reason)
-            case _:
-                assert_never(assessment)
+        if isinstance(sandboxed, ToolOutput):
+            return sandboxed
         return await self._execute(argv, ctx, workdir, timeout_ms, sandboxed=sandboxed)
 
     async def _execute(
@@ -238,15 +230,55 @@ class ShellTool:
             return ToolOutput.failure(f"failed to start {argv[0]}: {exc}")
 
 
+async def authorize_exec(
+    ctx: ToolContext,
+    argv: list[str],
+    workdir: Path,
+    *,
+    escalated: bool,
+    justification: str | None,
+    tool: str = "shell",
+) -> bool | ToolOutput:
+    """The safety decision for one command (policy, rules, approvals), recorded; asks the user
+    when needed. Returns whether to run it sandboxed, or the failure to give the model.
+
+    Shared by every tool that runs commands (``shell``, ``exec_command``)."""
+    approvals = ctx.approvals
+    assessment = assess_exec(
+        argv,
+        approval=ctx.approval_policy,
+        sandbox=ctx.sandbox.mode,
+        escalated=escalated,
+        rules=approvals.rules if approvals is not None else None,
+        session_prefixes=approvals.session_prefixes() if approvals is not None else (),
+    )
+    match assessment:
+        case Reject(reason=reason, source=source):
+            await _record(ctx, argv, source, "reject", reason, tool)
+            return ToolOutput.failure(f"Command rejected: {reason}")
+        case Ask(reason=reason, escalate=escalate):
+            await _record(ctx, argv, assessment.source, "ask", reason, tool)
+            answer = await _ask(ctx, argv, workdir, justification or reason, escalate)
+            if answer is not None:
+                return ToolOutput.failure(answer)
+            return not escalate and ctx.sandbox.mode != "danger-full-access"
+        case Run(sandboxed=sandboxed, source=source, reason=reason):
+            decision = "run" if sandboxed else "run_unsandboxed"
+            await _record(ctx, argv, source, decision, reason, tool)
+            return sandboxed
+        case _:
+            assert_never(assessment)
+
+
 async def _record(
-    ctx: ToolContext, argv: list[str], source: str, decision: str, reason: str
+    ctx: ToolContext, argv: list[str], source: str, decision: str, reason: str, tool: str = "shell"
 ) -> None:
     if ctx.approvals is None:
         return
     await ctx.approvals.record(
         SafetyDecision(
             call_id=ctx.call_id,
-            tool="shell",
+            tool=tool,
             source=source,
             decision=decision,
             reason=reason,
@@ -283,7 +315,7 @@ async def _ask(
             return "The user denied this command and stopped the turn."
 
 
-def _workdir(cwd: Path, workdir: str | None) -> Path | None:
+def resolve_workdir(cwd: Path, workdir: str | None) -> Path | None:
     """``workdir`` taken relative to ``cwd``; None when it is not an existing directory."""
     path = Path(os.path.normpath(cwd / workdir)) if workdir else cwd
     return path if path.is_dir() else None

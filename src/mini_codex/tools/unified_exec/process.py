@@ -1,0 +1,151 @@
+"""One command running on a pseudo-terminal, in its own process group (``exec_command``).
+
+The child gets the PTY's slave end as stdin, stdout and stderr and starts a new session, so its
+PID is the process-group id and ``kill()`` ends everything it started. Output is read from the
+master end on demand (``read_for``): between calls it waits in the kernel's PTY buffer.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import termios
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process
+
+__all__ = ["PtyProcess"]
+
+_READ_CHUNK = 65536
+
+
+class PtyProcess:
+    """A started command; ``read_for`` collects output, ``write`` types into its terminal."""
+
+    def __init__(self, process: Process, master: int) -> None:
+        self._process = process
+        self._master = master
+        self._eof = False
+        self.started = time.monotonic()
+
+    @classmethod
+    async def start(
+        cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], echo: bool = True
+    ) -> PtyProcess:
+        """Spawn ``argv``; ``echo=False`` (``tty=false``) turns off the terminal's echo of typed
+        input and its output processing (``\n`` stays ``\n``, as from a pipe)."""
+        master, slave = os.openpty()
+        try:
+            if not echo:
+                attrs = termios.tcgetattr(slave)
+                attrs[1] &= ~termios.OPOST
+                attrs[3] &= ~termios.ECHO
+                termios.tcsetattr(slave, termios.TCSANOW, attrs)
+            process = await anyio.open_process(
+                list(argv),
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+            )
+        except BaseException:
+            os.close(master)
+            raise
+        finally:
+            os.close(slave)
+        os.set_blocking(master, False)
+        return cls(process, master)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._process.returncode
+
+    async def read_for(self, seconds: float, *, limit: int) -> tuple[bytes, int]:
+        """Output until ``seconds`` pass or the command exits (then everything left is read):
+        at most ``limit`` bytes (head and tail) and the number of bytes dropped between them."""
+        head = bytearray()
+        tail = bytearray()
+        omitted = 0
+        half = max(limit // 2, 1)
+        deadline = time.monotonic() + seconds
+        while not self._eof:
+            chunk = self._read_now()
+            if chunk:
+                room = half - len(head)
+                head += chunk[:room]
+                tail += chunk[max(room, 0) :]
+                if len(tail) > half:
+                    omitted += len(tail) - half
+                    del tail[: len(tail) - half]
+                continue
+            if self._eof or self._process.returncode is not None:
+                break  # exited, its output drained (a background child may hold the PTY)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            with anyio.move_on_after(min(remaining, 0.05)):
+                await anyio.wait_readable(self._master)
+            if self._process.returncode is None:
+                await self._poll_exit()
+        if self._eof:
+            with anyio.move_on_after(2):
+                await self._process.wait()
+        return bytes(head + tail), omitted
+
+    async def _poll_exit(self) -> None:
+        with anyio.move_on_after(0):
+            await self._process.wait()
+
+    def _read_now(self) -> bytes:
+        try:
+            data = os.read(self._master, _READ_CHUNK)
+        except BlockingIOError:
+            return b""
+        except OSError as exc:  # EIO: every slave end is closed (the command exited)
+            if exc.errno != errno.EIO:
+                raise
+            data = b""
+        if not data:
+            self._eof = True
+        return data
+
+    @property
+    def finished(self) -> bool:
+        """The command exited (its output so far has been read)."""
+        return self._process.returncode is not None
+
+    async def write(self, chars: str) -> None:
+        data = chars.encode("utf-8")
+        while data:
+            try:
+                written = os.write(self._master, data)
+            except BlockingIOError:
+                await anyio.wait_writable(self._master)
+                continue
+            data = data[written:]
+
+    async def kill(self) -> None:
+        """Kill the whole process group, reap the child and release the terminal."""
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        with anyio.move_on_after(5, shield=True):
+            await self._process.wait()
+        self.close()
+
+    def close(self) -> None:
+        if self._master >= 0:
+            os.close(self._master)
+            self._master = -1
+        self._eof = True
