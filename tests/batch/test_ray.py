@@ -163,6 +163,22 @@ def _comparable(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in ("duration_s", "rollout")}
 
 
+def _start_ray_batch(
+    cluster: Cluster, tasks: Path, out: Path, tmp_path: Path
+) -> subprocess.Popen[str]:
+    """``mini-codex batch --executor ray`` inside the cluster's namespace, in the background."""
+    env = {**os.environ, **ENV, "MINI_CODEX_HOME": str(tmp_path / "home")}
+    return subprocess.Popen(
+        ["nsenter", f"--net={cluster.netns}", CLI, "batch", str(tasks), "--out", str(out),
+         "--executor", "ray", "--ray-address", cluster.address, "--workers", "2", "--json"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+
+
 def test_ray_results_equal_the_local_executors(cluster: Cluster, tmp_path: Path) -> None:
     tasks = _tasks(tmp_path, 4, "echo {n} >> README && echo new {n} > new.txt && rm -f gone")
     home = tmp_path / "home"
@@ -194,16 +210,7 @@ def test_ray_results_equal_the_local_executors(cluster: Cluster, tmp_path: Path)
 def test_a_worker_node_killed_mid_task_is_retried_once(cluster: Cluster, tmp_path: Path) -> None:
     tasks = _tasks(tmp_path, 2, "sleep 8; echo {n} > slow.txt")
     out = tmp_path / "out"
-    env = {**os.environ, **ENV, "MINI_CODEX_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen(
-        ["nsenter", f"--net={cluster.netns}", CLI, "batch", str(tasks), "--out", str(out),
-         "--executor", "ray", "--ray-address", cluster.address, "--workers", "2", "--json"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    proc = _start_ray_batch(cluster, tasks, out, tmp_path)
     try:
         deadline = time.monotonic() + 120
         while len(list(out.glob("rollouts/*/.attempt-*"))) < 2:
@@ -237,16 +244,7 @@ def test_ctrl_c_twice_aborts_ray_tasks_without_recording_them(
     rollout records the abort, nothing is recorded for it, and the command says how to resume."""
     tasks = _tasks(tmp_path, 2, "sleep 60")
     out = tmp_path / "out"
-    env = {**os.environ, **ENV, "MINI_CODEX_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen(
-        ["nsenter", f"--net={cluster.netns}", CLI, "batch", str(tasks), "--out", str(out),
-         "--executor", "ray", "--ray-address", cluster.address, "--workers", "2", "--json"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
+    proc = _start_ray_batch(cluster, tasks, out, tmp_path)
     try:
         deadline = time.monotonic() + 120
         while not list(out.glob("rollouts/*/.attempt-*")):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
 from runtime_harness import open_session
 
@@ -16,6 +15,7 @@ from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.protocol.session_events import ToolCallEnd
 from mini_codex.runtime.session import uses_unified_exec
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
+from process_groups import group_alive, group_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -23,27 +23,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def group_alive(pgid: int) -> bool:
-    """Some process of group ``pgid`` is alive (zombies waiting for their reaper do not count)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-async def group_gone(pgid: int) -> bool:
-    """Group ``pgid`` ends within 5 s (SIGKILL is delivered asynchronously to orphans)."""
-    for _ in range(100):
-        if not group_alive(pgid):
-            return True
-        await anyio.sleep(0.05)
-    return False
 
 
 def tool_names(tools: tuple[dict[str, object], ...]) -> list[object]:

@@ -20,6 +20,7 @@ from mini_codex.sandbox.exec import shell_argv
 from mini_codex.tools.base import ToolContext, ToolOutput
 from mini_codex.tools.truncate import truncate_middle_bytes
 from mini_codex.tools.unified_exec import ExecCommandTool, WriteStdinTool, unified_exec_tools
+from process_groups import group_alive, group_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -60,27 +61,6 @@ async def write(
 ) -> ToolOutput:
     payload = {"session_id": sid, "chars": chars, "yield_time_ms": ms}
     return await tool.call(json.dumps(payload), ctx)
-
-
-def group_alive(pgid: int) -> bool:
-    """Some process of group ``pgid`` is alive (zombies waiting for their reaper do not count)."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-async def group_gone(pgid: int) -> bool:
-    """Group ``pgid`` ends within 5 s (SIGKILL is delivered asynchronously to orphans)."""
-    for _ in range(100):
-        if not group_alive(pgid):
-            return True
-        await anyio.sleep(0.05)
-    return False
 
 
 async def test_a_short_command_returns_its_exit_code_and_output(tmp_path: Path) -> None:
