@@ -269,7 +269,10 @@ class RolloutRecorder:
     async def record(self, lines: Sequence[RolloutLine]) -> None:
         """Queue ``lines`` for writing, in order. Encoding errors raise here, before queueing."""
         self._check_open()
-        bodies = [_encode_body(line.to_json()) for line in lines]
+        await self._queue(lines, [_encode_body(line.to_json()) for line in lines])
+
+    async def _queue(self, lines: Sequence[RolloutLine], bodies: list[bytes]) -> None:
+        """Queue already-encoded ``bodies`` (one per line of ``lines``) for writing."""
         if not bodies:
             return
         self._materialize()
@@ -324,14 +327,15 @@ class RolloutRecorder:
         lines: list[RolloutLine] = [CompactedLine(payload=payload)]
         if world_state is not None:
             lines.append(WorldStateLine(payload=WorldStateItem(full=True, state=world_state)))
+        self._check_open()
+        bodies = [_encode_body(line.to_json()) for line in lines]  # once: the cost and the write
         ratio = self.options.checkpoint_min_ratio
         if ratio > 0:
-            bodies = [_encode_body(line.to_json()) for line in lines]
             cost = sum(len(body) + _STAMP_OVERHEAD for body in bodies)
             if self._bytes_since_checkpoint < ratio * cost:
                 self._declined_cost = cost
                 return False
-        await self.record(lines)
+        await self._queue(lines, bodies)
         self._reset_checkpoint_counters()
         return True
 
