@@ -75,13 +75,13 @@ from mini_codex.protocol import (
 from mini_codex.protocol.session_events import (
     ContextCompacted,
     ErrorEvent,
-    StreamErrorEvent,
     WarningEvent,
 )
 from mini_codex.rollout.paths import new_thread_id
 from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.context_updates import initial_context_order
 from mini_codex.runtime.recording import Recording
+from mini_codex.runtime.sampling import pause_before_retry
 from mini_codex.world_state import WorldState, fragments_to_messages
 
 __all__ = [
@@ -235,16 +235,9 @@ async def run_compaction(
             if not retry.should_retry(err, retries):
                 _failed(recording, turn_id, err)
             retries += 1
-            delay = retry.delay_s(err, retries, random.uniform(0.9, 1.1))
-            recording.emit(
-                StreamErrorEvent(
-                    message=f"Reconnecting... {retries}/{retry.max_retries} ({err})",
-                    attempt=retries,
-                    max_retries=retry.max_retries,
-                    delay_s=delay,
-                )
+            await pause_before_retry(
+                retry, err, retries, recording.emit, sleep, random.uniform(0.9, 1.1)
             )
-            await sleep(delay)
     if trimmed:
         recording.emit(
             WarningEvent(

@@ -127,16 +127,28 @@ async def run_sampling_request(
             if not policy.should_retry(err, retries):
                 raise
             retries += 1
-            delay = policy.delay_s(err, retries, jitter())
-            io.emit(
-                StreamErrorEvent(
-                    message=f"Reconnecting... {retries}/{policy.max_retries} ({err})",
-                    attempt=retries,
-                    max_retries=policy.max_retries,
-                    delay_s=delay,
-                )
-            )
-            await sleep(delay)
+            await pause_before_retry(policy, err, retries, io.emit, sleep, jitter())
+
+
+async def pause_before_retry(
+    policy: RetryPolicy,
+    err: ModelError,
+    attempt: int,
+    emit: Callable[[StreamErrorEvent], None],
+    sleep: Callable[[float], Awaitable[None]],
+    jitter: float,
+) -> None:
+    """Tell the user retry ``attempt`` is coming ("Reconnecting... n/N"), then wait its delay."""
+    delay = policy.delay_s(err, attempt, jitter)
+    emit(
+        StreamErrorEvent(
+            message=f"Reconnecting... {attempt}/{policy.max_retries} ({err})",
+            attempt=attempt,
+            max_retries=policy.max_retries,
+            delay_s=delay,
+        )
+    )
+    await sleep(delay)
 
 
 async def _try_sampling_request(
