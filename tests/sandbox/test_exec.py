@@ -145,3 +145,39 @@ async def test_a_missing_program_or_directory_raises_oserror(tmp_path: Path) -> 
         await run_command(["/nonexistent/program"], cwd=tmp_path, env=ENV, timeout_s=1)
     with pytest.raises(FileNotFoundError):
         await run_command(["true"], cwd=tmp_path / "missing", env=ENV, timeout_s=1)
+
+
+async def test_on_output_sees_every_chunk_before_capture_bounds_it(tmp_path: Path) -> None:
+    lines = [f"line {i:05d}" for i in range(20_000)]
+    (tmp_path / "big.txt").write_text("\n".join(lines) + "\n")
+    seen: list[bytes] = []
+    result = await run_command(
+        ["cat", "big.txt"],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_s=10,
+        max_capture_bytes=1000,
+        on_output=seen.append,
+    )
+    assert b"".join(seen) == (tmp_path / "big.txt").read_bytes()
+    assert len(result.output) == 1000
+
+
+async def test_on_output_streams_while_the_command_still_runs(tmp_path: Path) -> None:
+    first_chunk_at: list[float] = []
+    started = time.monotonic()
+
+    def note(chunk: bytes) -> None:
+        if not first_chunk_at:
+            first_chunk_at.append(time.monotonic() - started)
+
+    result = await run_command(
+        shell_argv("bash", "echo early; sleep 1; echo late"),
+        cwd=tmp_path,
+        env=ENV,
+        timeout_s=10,
+        on_output=note,
+    )
+    assert result.output == b"early\nlate\n"
+    assert len(first_chunk_at) == 1
+    assert first_chunk_at[0] < result.wall_time_s - 0.5

@@ -9,6 +9,9 @@
 * Normal exit: output is drained for ``drain_timeout_s`` more (a background child may still hold
   the pipe), then whatever is left in the group is killed, so no process outlives its call.
 * A child killed by signal N reports exit code 128 + N, as a shell would.
+* ``on_output`` (optional) sees every chunk as it is read, before capture bounds it: the seam
+  a UI uses for a live output tail. It must not block; an exception from it is the caller's bug
+  and propagates.
 * Capture is bounded: past ``max_capture_bytes`` only the head and the tail are kept and the
   number of bytes dropped in between is reported (``omitted_bytes``).
 
@@ -23,7 +26,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,7 +73,8 @@ def shell_argv(shell: str, command: str) -> list[str]:
 class _Capture:
     """Head + tail bounded byte buffer that also counts lines."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, on_output: Callable[[bytes], None] | None = None) -> None:
+        self._on_output = on_output
         self._head_limit = limit // 2
         self._tail_limit = limit - self._head_limit
         self._head = bytearray()
@@ -81,6 +85,8 @@ class _Capture:
         self.eof = anyio.Event()
 
     def feed(self, chunk: bytes) -> None:
+        if self._on_output is not None:
+            self._on_output(chunk)
         self.total += len(chunk)
         self.newlines += chunk.count(b"\n")
         self.last_byte = chunk[-1]
@@ -145,6 +151,7 @@ async def run_command(
     timeout_s: float | None,
     max_capture_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
     drain_timeout_s: float = 1.0,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ExecResult:
     """Run ``argv`` in ``cwd`` in a new process group; see the module docstring for semantics.
 
@@ -152,7 +159,7 @@ async def run_command(
     """
     if not argv:
         raise ValueError("empty argv")
-    capture = _Capture(max_capture_bytes)
+    capture = _Capture(max_capture_bytes, on_output)
     started = time.monotonic()
     process = await anyio.open_process(
         list(argv),
