@@ -163,3 +163,39 @@ def test_sessions_list_of_a_missing_bucket_is_one_line_naming_the_url(
         "",
         f"error: no rollouts found under {dest}\n",
     )
+
+
+def test_each_result_is_one_small_object_until_the_run_folds_them(s3_endpoint: str) -> None:
+    from mini_codex.batch.store import ResultStore
+
+    fs = _fs(s3_endpoint)
+    fs.mkdir("parts-bucket")
+    options = {
+        "key": "testing",
+        "secret": "testing",
+        "client_kwargs": {"endpoint_url": s3_endpoint},
+    }
+    store = ResultStore("s3://parts-bucket/run", options)
+    store.prepare()
+    records: list[dict[str, object]] = []
+    for n in range(12):
+        record = {"id": f"t{n}", "status": "completed", "final_message": "x" * 100}
+        store.append_result(record, list(records))
+        records.append(record)
+    fs.invalidate_cache()
+    parts = sorted(fs.ls("parts-bucket/run/results.d"))
+    # One object per result holding just its own line: O(N) bytes uploaded, not O(N^2).
+    assert [fs.cat_file(p) for p in parts] == [orjson.dumps(r) + b"\n" for r in records]
+    assert not fs.exists("parts-bucket/run/results.jsonl")
+
+    # A driver that dies here loses nothing: a new store reads every result back, in order.
+    reopened = ResultStore("s3://parts-bucket/run", options)
+    assert reopened.read_results() == records
+
+    reopened.fold_results()
+    fs.invalidate_cache()
+    assert fs.cat_file("parts-bucket/run/results.jsonl").splitlines() == [
+        orjson.dumps(r) for r in records
+    ]
+    assert not fs.exists("parts-bucket/run/results.d")
+    assert reopened.read_results() == records

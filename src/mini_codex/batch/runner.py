@@ -107,6 +107,7 @@ async def run_batch(
             report.summary = summarize(
                 records, specs, report, executor.workers, executor.name, started_at
             )
+            await anyio.to_thread.run_sync(store.fold_results)
             await anyio.to_thread.run_sync(store.write_json, SUMMARY, report.summary)
             if swebench:
                 await anyio.to_thread.run_sync(store.write_bytes, PREDICTIONS, predictions(records))

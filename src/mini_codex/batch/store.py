@@ -3,6 +3,8 @@
 Layout::
 
     DEST/results.jsonl                  one line per finished task (the driver is its only writer)
+    DEST/results.d/<seq>-<rand>.json    object stores only: one result per object until the run
+                                        ends and folds them into results.jsonl
     DEST/summary.json                   counts, tokens, timing (rewritten at the end of a run)
     DEST/predictions.jsonl              SWE-bench predictions (``--swebench`` only)
     DEST/rollouts/<id>/rollout-….jsonl  the task's rollout, uploaded by the worker that ran it
@@ -12,7 +14,11 @@ Atomicity: a rollout appears under its final name only when complete (local: wri
 file then rename; object stores: one PUT). ``results.jsonl`` on a local disk is appended one whole
 line per ``write(2)`` and fsynced; a torn last line (a crash mid-write) is cut off when the store
 is opened, so that task simply runs again. On an object store, where objects cannot be appended,
-the whole file is rewritten with one PUT per result. Ids already present are never written twice.
+each result is its own small object under ``results.d/`` (one PUT of one line, so a run of N tasks
+uploads O(N) bytes of results, not O(N²)); the end of the run folds them into ``results.jsonl``
+(``fold_results``: write the file, then delete the parts). A crash before the fold loses nothing:
+reading merges ``results.jsonl`` with the parts, in order. Ids already present are never written
+twice.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from mini_codex.errors import MiniCodexError
 __all__ = ["ResultStore", "StoreError", "is_url"]
 
 RESULTS = "results.jsonl"
+RESULT_PARTS = "results.d"
 SUMMARY = "summary.json"
 PREDICTIONS = "predictions.jsonl"
 ROLLOUTS = "rollouts"
@@ -91,10 +98,13 @@ class ResultStore:
                         os.fsync(handle.fileno())
 
     def read_results(self) -> list[dict[str, Any]]:
-        """Every complete result line (later lines for the same id win; bad lines skipped)."""
-        data = self._read_bytes(RESULTS)
-        if data is None:
-            return []
+        """Every complete result line, then every unfolded part (later ones for the same id win;
+        bad lines skipped)."""
+        data = self._read_bytes(RESULTS) or b""
+        for name in self._part_names():
+            part = self._read_bytes(f"{RESULT_PARTS}/{name}")
+            if part is not None:
+                data += b"\n" + part
         by_id: dict[str, dict[str, Any]] = {}
         for raw in data.split(b"\n"):
             if not raw.strip():
@@ -120,11 +130,27 @@ class ResultStore:
             finally:
                 os.close(fd)
             return
-        self.rewrite_results([*existing, dict(record)])
+        # Named by position, so a listing reads them back in the order they finished.
+        self.write_bytes(f"{RESULT_PARTS}/{len(existing):08d}-{uuid.uuid4().hex[:8]}.json", line)
 
     def rewrite_results(self, records: Iterable[Mapping[str, Any]]) -> None:
-        """Replace ``results.jsonl`` atomically (used by ``--retry-failed``)."""
+        """Replace ``results.jsonl`` atomically with ``records`` and drop every unfolded part
+        (used by ``--retry-failed`` and by :meth:`fold_results`)."""
         self.write_bytes(RESULTS, b"".join(orjson.dumps(r) + b"\n" for r in records))
+        for name in self._part_names():
+            with _mapped(f"cannot delete {self.url(RESULT_PARTS, name)}"):
+                self.fs.rm_file(self.path(RESULT_PARTS, name))
+
+    def fold_results(self) -> None:
+        """Object stores: fold the parts written during a run into ``results.jsonl`` (no-op on a
+        local disk, or when there is nothing to fold)."""
+        if not self.local and self._part_names():
+            self.rewrite_results(self.read_results())
+
+    def _part_names(self) -> list[str]:
+        if self.local:
+            return []
+        return sorted(n for n in self._names(RESULT_PARTS) if n.endswith(".json"))
 
     # --- files ---------------------------------------------------------------------------------
 
