@@ -17,7 +17,7 @@ from mini_codex.config import Config
 from mini_codex.context.compaction import SUMMARY_PREFIX, summary_text
 from mini_codex.models.base import Prompt, TokenUsage
 from mini_codex.models.errors import ContextWindowExceeded, InvalidRequest, Timeout
-from mini_codex.protocol import ResponseItem, TokenCount, TurnContextItem, user_message
+from mini_codex.protocol import Message, ResponseItem, TokenCount, TurnContextItem, user_message
 from mini_codex.protocol.items import FunctionCallOutput
 from mini_codex.protocol.session_events import (
     ContextCompacted,
@@ -334,11 +334,16 @@ async def test_switching_to_a_smaller_window_compacts_with_the_previous_model(
         CTX,
         "message/user:second task",
     ]
+    developer, context = initial_context(first.prompts[0])
+    assert isinstance(developer, Message)
+    switch = request[2]
+    assert isinstance(switch, Message)
+    # The developer bundle of the first turn, with the model switch first.
     assert request == [
         user_message("first task"),
         summary,
-        request[2],  # the developer bundle with the model switch (its layout is above)
-        initial_context(first.prompts[0])[1],
+        developer.model_copy(update={"content": [switch.content[0], *developer.content]}),
+        context,
         user_message("second task"),
     ]
     assert check_rollout(run.rollout()).violations == []
