@@ -14,7 +14,7 @@ import copy
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_type_hints
@@ -109,7 +109,7 @@ class SessionArgs:
         prompt: str,
         *,
         extras: ExecExtras | None = None,
-        action: Callable[[Session], Any] | None = None,
+        action: Callable[[Session], Awaitable[object]] | None = None,
     ) -> int:
         """Open the session of ``path`` with these options; run ``prompt`` (or ``action``)."""
         extras = extras if extras is not None else self.extras()
