@@ -20,6 +20,7 @@ from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.replay.checkpoint import CHECKPOINT_KEY
 from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.rollout.resume import load_resume_state, replay_file
+from mini_codex.testing.long_session_model import LongSessionModel
 from mini_codex.tools.base import ToolContext, ToolOutput
 
 pytestmark = pytest.mark.anyio
@@ -146,3 +147,51 @@ async def test_a_long_turn_that_compacts_again_and_again_resumes_from_its_newest
     assert full.previous_turn_settings == resumed.previous_turn_settings
     # Without checkpoints, resume reads the whole turn: every line after the session's first.
     assert load_resume_state(plain).stats.lines >= len(raw_lines) - 2 * len(checkpoints) - 3
+
+
+async def test_resumes_of_a_compacting_session_start_from_its_checkpoints(tmp_path: Path) -> None:
+    """Many short turns in an 8,000-token window (compactions every few dozen turns): whenever
+    the newest base of the file is a checkpoint, resume reads from it and nothing older, and
+    gets what a replay of the file without checkpoints gets."""
+    config = Config(
+        model_context_window=8_000,
+        rollout=RolloutConfig(checkpoint_every_items=100, fsync_at_turn_end=False),
+    )
+    model = LongSessionModel(answer_words=60, tool_every=7, tool_name="sleep", tool_arguments={})
+    cuts: list[bytes] = []
+    async with open_session(tmp_path, [], config=config, tools=[SleepTool("sleep")]) as run:
+        run.session.options.client = model  # type: ignore[misc]
+        for turn in range(1, 151):
+            await run.session.run_turn(f"turn {turn}: " + "please go on " * 30)
+            assert run.session.recorder is not None
+            await run.session.recorder.flush()
+            assert run.session.rollout_path is not None
+            cuts.append(run.session.rollout_path.read_bytes())
+    assert run.events_of(ErrorEvent) == []
+    assert len(run.events_of(ContextCompacted)) >= 3
+
+    from_checkpoint = 0
+    cut_path, plain = tmp_path / "cut.jsonl", tmp_path / "plain.jsonl"
+    for data in cuts:
+        lines = data.splitlines()
+        bases = [
+            (index, CHECKPOINT_KEY.encode() in raw)
+            for index, raw in enumerate(lines)
+            if b'"type":"compacted"' in raw
+        ]
+        if not bases or not bases[-1][1]:
+            continue
+        from_checkpoint += 1
+        cut_path.write_bytes(data)
+        resumed = load_resume_state(cut_path)
+        assert resumed.stats.lines == len(lines) - bases[-1][0]
+        strip_checkpoints(cut_path, plain)
+        full = replay_file(plain)
+        assert list(full.history) == list(resumed.history)
+        assert (full.world_state, full.reference_context, full.window) == (
+            resumed.world_state,
+            resumed.reference_context,
+            resumed.window,
+        )
+        assert full.previous_turn_settings == resumed.previous_turn_settings
+    assert from_checkpoint >= 10
