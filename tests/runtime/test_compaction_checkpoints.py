@@ -17,6 +17,7 @@ from mini_codex.models.base import Completed, Created, ModelEvent, OutputItemDon
 from mini_codex.protocol import FunctionCall, Message, assistant_message, message_text
 from mini_codex.protocol.session_events import ContextCompacted, ErrorEvent
 from mini_codex.rollout.reader import read_rollout
+from mini_codex.rollout.replay import Reconstructed
 from mini_codex.rollout.replay.checkpoint import CHECKPOINT_KEY
 from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.rollout.resume import load_resume_state, replay_file
@@ -84,6 +85,17 @@ def strip_checkpoints(source: Path, target: Path) -> int:
     return dropped
 
 
+def state_of(result: Reconstructed) -> tuple[object, ...]:
+    """What a resumed session starts from, as one comparable value."""
+    return (
+        list(result.history),
+        result.world_state,
+        result.reference_context,
+        result.previous_turn_settings,
+        result.window,
+    )
+
+
 async def test_a_long_turn_that_compacts_again_and_again_resumes_from_its_newest_checkpoint(
     tmp_path: Path,
 ) -> None:
@@ -138,13 +150,7 @@ async def test_a_long_turn_that_compacts_again_and_again_resumes_from_its_newest
     assert strip_checkpoints(path, plain) == len(checkpoints)
     full = replay_file(plain)
     assert full.stats.lines == len(raw_lines) - 2 * len(checkpoints)
-    assert list(full.history) == list(resumed.history)
-    assert (full.world_state, full.reference_context, full.window) == (
-        resumed.world_state,
-        resumed.reference_context,
-        resumed.window,
-    )
-    assert full.previous_turn_settings == resumed.previous_turn_settings
+    assert state_of(full) == state_of(resumed)
     # Without checkpoints, resume reads the whole turn: every line after the session's first.
     assert load_resume_state(plain).stats.lines >= len(raw_lines) - 2 * len(checkpoints) - 3
 
@@ -187,11 +193,5 @@ async def test_resumes_of_a_compacting_session_start_from_its_checkpoints(tmp_pa
         assert resumed.stats.lines == len(lines) - bases[-1][0]
         strip_checkpoints(cut_path, plain)
         full = replay_file(plain)
-        assert list(full.history) == list(resumed.history)
-        assert (full.world_state, full.reference_context, full.window) == (
-            resumed.world_state,
-            resumed.reference_context,
-            resumed.window,
-        )
-        assert full.previous_turn_settings == resumed.previous_turn_settings
+        assert state_of(full) == state_of(resumed)
     assert from_checkpoint >= 10
