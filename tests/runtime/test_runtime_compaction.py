@@ -477,3 +477,33 @@ async def test_the_compact_prompt_comes_from_the_config(tmp_path: Path) -> None:
     assert error.message.startswith(
         "compaction failed: cannot read experimental_compact_prompt_file"
     )
+
+
+async def test_a_turn_interrupted_right_after_its_pre_turn_compaction_saves_the_new_size(
+    tmp_path: Path,
+) -> None:
+    """The pre-turn compaction's ``token_count`` is written after the turn's input (the turn
+    also writes it when it ends early there); interrupted right after the compaction, the file
+    still says the new size, so a resume does not compact the compacted session again."""
+    runs: list[Run] = []
+
+    def interrupt(event: SessionEvent) -> None:
+        if isinstance(event, ContextCompacted):
+            runs[-1].session.interrupt()
+
+    script = [said("ok", 9_200), said("the summary")]
+    async with open_session(tmp_path, script, config=CONFIG, on_event=interrupt) as run:
+        runs.append(run)
+        await run.session.run_turn("first task")
+        assert await run.session.run_turn("second task") is None
+        compacted_tokens = run.session.context_tokens
+    assert compactions(run.events) == [("pre_turn", 1)]
+    assert compacted_tokens < 9_000
+    path = run.session.rollout_path
+    assert path is not None
+    assert check_rollout(run.rollout()).violations == []
+
+    async with open_session(tmp_path, [said("answer")], config=CONFIG, resume_path=path) as again:
+        assert again.session.context_tokens == compacted_tokens
+        assert await again.session.run_turn("third task") == "answer"
+    assert compactions(again.events) == []

@@ -146,6 +146,7 @@ async def run_turn(
     recording.turn_id = turn.turn_id
     await _persist_event(state, TaskStarted(turn_id=turn.turn_id))
     input_recorded = False
+    tokens_unsaved = False  # a pre-turn compaction's token_count waits for the turn's input
     turn_tokens = TokenTotals()
     last_message: str | None = None
     try:
@@ -164,6 +165,7 @@ async def run_turn(
             # full initial context (a FULL world_state, then turn_context) right before the new
             # input (spec §8.4; the line order Codex 0.169 writes, codex-worldstate.md §10).
             await compact(state, turn, deps, trigger, None, model=summarizer, persist=False)
+            tokens_unsaved = True
         update = await record_context_updates(
             recording, live, turn.to_turn_context_item(), state.reference_context
         )
@@ -176,6 +178,7 @@ async def run_turn(
                 turn.base_instructions, turn.model, recording.history
             )
             await _persist_token_status(state, turn)
+            tokens_unsaved = False
         state.previous_model = turn.model
 
         next_step: StepContext | None = first_step
@@ -259,6 +262,8 @@ async def run_turn(
         with anyio.CancelScope(shield=True):
             if not input_recorded:
                 await _record_input(state, user_input)
+            if tokens_unsaved:  # a resume must not see the pre-compaction context size
+                await _persist_token_status(state, turn)
             await recording.record_items([user_message(TURN_ABORTED_MARKER)])
             await _persist_event(state, TurnAborted(turn_id=turn.turn_id, reason="interrupted"))
             if recording.recorder is not None:
@@ -270,9 +275,11 @@ async def run_turn(
                 await _record_input(state, user_input)
     except Exception as exc:  # a bug or an I/O failure: report it, keep the session usable
         recording.emit(ErrorEvent(message=f"turn failed: {exc}", turn_id=turn.turn_id))
-        if not input_recorded:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            if not input_recorded:
                 await _record_input(state, user_input)
+            if tokens_unsaved:
+                await _persist_token_status(state, turn)
     await _persist_event(state, TaskComplete(turn_id=turn.turn_id, last_agent_message=last_message))
     if recording.recorder is not None:
         await recording.recorder.turn_ended()
