@@ -16,9 +16,16 @@ from fake_openai_server import FakeOpenAIServer, responses_events, serve, sse_re
 from test_openai_session_retry import EchoTool
 
 from mini_codex.config import Config, ModelProviderConfig
+from mini_codex.context.contextual import is_user_input_message
 from mini_codex.models import ModelClientOptions
 from mini_codex.models.openai_responses import OpenAIResponsesClient
-from mini_codex.protocol import CompactedLine, ResponseItemLine, TurnContextLine, WorldStateLine
+from mini_codex.protocol import (
+    CompactedLine,
+    Message,
+    ResponseItemLine,
+    TurnContextLine,
+    WorldStateLine,
+)
 from mini_codex.protocol.session_events import ContextCompacted, SessionEvent
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.replay.verify import check_rollout
@@ -86,27 +93,33 @@ async def run(
 
 
 def compaction_blocks(path: Path) -> list[list[str]]:
-    """For each ``compacted`` line: the line before it and the two after it."""
+    """For each ``compacted`` line: the line before it, then the lines after it up to the next
+    model output or user input (``event_msg`` lines left out; re-injected context items shown
+    as ``context``)."""
     lines = list(read_rollout(path).lines)
     blocks = []
     for index, line in enumerate(lines):
-        if isinstance(line, CompactedLine):
-            before, after = lines[index - 1], lines[index + 1 : index + 3]
-            assert isinstance(before, ResponseItemLine)
-            blocks.append(
-                [
-                    f"assistant:{before.payload.to_json()['content'][0]['text']}",
-                    "compacted",
-                    *(
-                        "world_state full"
-                        if isinstance(x, WorldStateLine) and x.payload.full
-                        else "turn_context"
-                        if isinstance(x, TurnContextLine)
-                        else x.type
-                        for x in after
-                    ),
-                ]
-            )
+        if not isinstance(line, CompactedLine):
+            continue
+        before = lines[index - 1]
+        assert isinstance(before, ResponseItemLine)
+        block = [f"assistant:{before.payload.to_json()['content'][0]['text']}", "compacted"]
+        for later in lines[index + 1 :]:
+            match later:
+                case WorldStateLine(payload=payload):
+                    block.append("world_state full" if payload.full else "world_state patch")
+                case TurnContextLine():
+                    block.append("turn_context")
+                case ResponseItemLine(payload=Message(role="developer" | "user") as item) if (
+                    not is_user_input_message(item)
+                ):
+                    block.append("context")
+                case ResponseItemLine(payload=item):
+                    block.append(shape([item.to_json()])[0])
+                    break
+                case _:
+                    pass
+        blocks.append(block)
     return blocks
 
 
@@ -149,19 +162,36 @@ async def test_usage_over_the_limit_mid_turn_and_after_resume_compacts_like_code
         ("pre_turn", 2)
     ]
     assert shape(summarize)[-1].startswith("user:Your context window")
+    # Pre-turn compaction does not inject: the turn start re-injects the full initial context
+    # right before the new input (spec/codex-runtime.md §8.4).
     assert shape(request) == [
         "user:warm up",
-        "developer:<permissions instruction",
-        "user:<environment_context>\n  ",
         "user:first task",
         "user:Another model worked on ",
+        "developer:<permissions instruction",
+        "user:<environment_context>\n  ",
         "user:second task",
     ]
-    assert "summary two" in request[-2]["content"][0]["text"]
+    assert "summary two" in request[2]["content"][0]["text"]
+    assert request[3:5] == after_mid_turn[1:3]  # the same full initial context, once
 
     assert compaction_blocks(path) == [
-        ["assistant:summary one", "compacted", "world_state full", "turn_context"],
-        ["assistant:summary two", "compacted", "world_state full", "turn_context"],
+        [
+            "assistant:summary one",
+            "compacted",
+            "world_state full",
+            "turn_context",
+            "assistant:done",
+        ],
+        [
+            "assistant:summary two",
+            "compacted",
+            "context",
+            "context",
+            "world_state full",
+            "turn_context",
+            "user:second task",
+        ],
     ]
     rollout = read_rollout(path)
     assert check_rollout(rollout.lines, line_numbers=rollout.line_numbers).violations == []

@@ -331,18 +331,20 @@ async def test_persistent_write_error_surfaces_at_barrier_and_keeps_lines(
     ]
 
 
-async def test_checkpoint_counters_count_lines_and_reset_on_compaction(tmp_path: Path) -> None:
+async def test_checkpoint_counters_count_lines_since_the_last_checkpoint(tmp_path: Path) -> None:
     options = RecorderOptions(
         checkpoint_every_items=3, checkpoint_every_bytes=10**9, checkpoint_min_ratio=0
     )
     async with RolloutRecorder.open(
         tmp_path / "r.jsonl", session_meta=META, options=options
     ) as rec:
-        await rec.record([ResponseItemLine(payload=user_message("a"))] * 2)
+        await rec.record([ResponseItemLine(payload=user_message("a"))])
+        await rec.record([CompactedLine(payload=CompactedItem(message="summary"))])
         assert not rec.checkpoint_due()
+        # A compaction is no checkpoint: it counts like any line and resets nothing.
         await rec.record([ResponseItemLine(payload=user_message("b"))])
         assert rec.checkpoint_due()
-        await rec.record([CompactedLine(payload=CompactedItem(message="summary"))])
+        assert await rec.write_checkpoint([user_message("b")], None, None, None, WindowInfo(1))
         assert not rec.checkpoint_due()
     by_bytes = RecorderOptions(
         checkpoint_every_items=10**9, checkpoint_every_bytes=1000, checkpoint_min_ratio=0
@@ -421,6 +423,32 @@ async def test_a_checkpoint_costing_more_than_its_share_is_declined(tmp_path: Pa
     # Due exactly when five times the checkpoint's size had been recorded since the last one.
     assert other >= 5 * checkpoint > other - sizes[-2]
     assert [obj["type"] for obj in read_objects(path)][-2:] == ["event_msg", "compacted"]
+
+
+async def test_a_compaction_makes_a_declined_checkpoint_worth_trying_again(
+    tmp_path: Path,
+) -> None:
+    """Right after a compaction the history is the (small) replacement: the next checkpoint is
+    tried at once, and written when ratio × its own size was recorded since the last one."""
+    path = tmp_path / "r.jsonl"
+    history = [user_message("x" * 1000) for _ in range(3)]
+    options = RecorderOptions(checkpoint_every_items=1)  # ratio 5
+    async with RolloutRecorder.open(path, session_meta=META, options=options) as rec:
+        await rec.record([ResponseItemLine(payload=item) for item in history])
+        assert not await rec.write_checkpoint(history, None, None, None, WindowInfo(0))
+        assert not rec.checkpoint_due()
+        replacement = [user_message("summary")]
+        compacted = CompactedItem(message="summary", replacement_history=replacement)
+        await rec.record([CompactedLine(payload=compacted)])
+        assert rec.checkpoint_due()
+        assert await rec.write_checkpoint(replacement, None, None, None, WindowInfo(1))
+    assert [obj["type"] for obj in read_objects(path)] == [
+        "session_meta",
+        *["response_item"] * 3,
+        "compacted",
+        "compacted",
+    ]
+    assert "mini_codex_checkpoint" in read_objects(path)[-1]["payload"]
 
 
 async def test_close_with_unwritable_lines_raises_naming_what_was_lost(

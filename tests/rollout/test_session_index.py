@@ -25,6 +25,7 @@ from mini_codex.protocol import (
 )
 from mini_codex.rollout.index import INDEX_FILENAME, RefreshResult, SessionIndex, SessionInfo
 from mini_codex.rollout.paths import rollout_path
+from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.recorder import RolloutRecorder
 
 CODEX_CORPUS = Path(__file__).parents[1] / "fixtures" / "rollouts" / "codex"
@@ -224,3 +225,33 @@ def test_indexes_a_codex_home(tmp_path: Path) -> None:
             "Build a simple Pomodoro ",
         ),
     ]
+
+
+def test_a_manual_compaction_is_not_counted_as_a_turn(tmp_path: Path) -> None:
+    """A real session: turn, ``Session.compact()`` (a task of its own, without user input),
+    turn. The index counts two turns."""
+    from mini_codex.runtime.session import Session, SessionOptions
+    from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    script = [ScriptedResponse([assistant(text)]) for text in ("ok", "the summary", "done")]
+    options = SessionOptions(cwd=work, home=home, client=ScriptedModel(script), env={})
+
+    async def run() -> Path | None:
+        async with Session.open(options) as session:
+            await session.run_turn("first task")
+            assert await session.compact() is not None
+            await session.run_turn("second task")
+            return session.rollout_path
+
+    path = anyio.run(run)
+    assert path is not None
+    kinds = [
+        line.payload.type for line in read_rollout(path).lines if isinstance(line, EventMsgLine)
+    ]
+    assert kinds.count("task_started") == 3
+    with SessionIndex(home) as index:
+        index.refresh()
+        (info,) = index.list()
+    assert (info.turn_count, info.first_user_message) == (2, "first task")

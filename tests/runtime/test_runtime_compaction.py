@@ -7,18 +7,24 @@ says. The summarizer is the next scripted response after the crossing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from runtime_harness import SleepTool, describe_rollout, layout, open_session
+from runtime_harness import Run, SleepTool, describe_rollout, layout, open_session
 
 from mini_codex.config import Config
 from mini_codex.context.compaction import SUMMARY_PREFIX, summary_text
-from mini_codex.models.base import TokenUsage
+from mini_codex.models.base import Prompt, TokenUsage
 from mini_codex.models.errors import ContextWindowExceeded, InvalidRequest, Timeout
-from mini_codex.protocol import TokenCount, user_message
+from mini_codex.protocol import Message, ResponseItem, TokenCount, TurnContextItem, user_message
 from mini_codex.protocol.items import FunctionCallOutput
-from mini_codex.protocol.session_events import ContextCompacted, ErrorEvent, WarningEvent
+from mini_codex.protocol.session_events import (
+    ContextCompacted,
+    ErrorEvent,
+    SessionEvent,
+    WarningEvent,
+)
 from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.rollout.resume import load_resume_state, replay_file
 from mini_codex.runtime.compaction import LONG_THREADS_WARNING
@@ -49,6 +55,31 @@ def compactions(events: list[object]) -> list[tuple[str, int]]:
     return [(e.trigger, e.window_number) for e in events if isinstance(e, ContextCompacted)]
 
 
+@dataclass
+class AfterCompaction:
+    """What the session held when ``context_compacted`` was emitted (the result installed)."""
+
+    runs: list[Run] = field(default_factory=list)
+    seen: list[tuple[TurnContextItem | None, object, list[ResponseItem]]] = field(
+        default_factory=list
+    )
+
+    def __call__(self, event: SessionEvent) -> None:
+        if isinstance(event, ContextCompacted):
+            session = self.runs[-1].session
+            baseline = session.history.world_state_baseline
+            self.seen.append(
+                (session.state.reference_context, baseline, list(session.history.items))
+            )
+
+
+def initial_context(prompt: Prompt) -> list[ResponseItem]:
+    """The full initial context a first request starts with (developer, then user bundle)."""
+    items = list(prompt.input[:2])
+    assert layout(items) == [DEV, CTX]
+    return items
+
+
 async def test_mid_turn_compaction_reinjects_context_before_the_last_user_message(
     tmp_path: Path,
 ) -> None:
@@ -59,7 +90,11 @@ async def test_mid_turn_compaction_reinjects_context_before_the_last_user_messag
         said("done", 300),
         said("next", 400),
     ]
-    async with open_session(tmp_path, script, config=CONFIG, tools=[SleepTool("sleep")]) as run:
+    observed = AfterCompaction()
+    async with open_session(
+        tmp_path, script, config=CONFIG, tools=[SleepTool("sleep")], on_event=observed
+    ) as run:
+        observed.runs.append(run)
         await run.session.run_turn("first task")
         assert await run.session.run_turn("second task") == "done"
         compacted_history = list(run.session.history.items)
@@ -101,6 +136,13 @@ async def test_mid_turn_compaction_reinjects_context_before_the_last_user_messag
         "event token_count",
     ]
     assert compactions(run.events) == [("mid_turn", 1)]
+    # Mid-turn: the reference is this turn's context and the baseline the injected snapshot.
+    ((reference, baseline, installed),) = observed.seen
+    assert reference is not None
+    (event,) = run.events_of(ContextCompacted)
+    assert reference.turn_id == event.turn_id
+    assert baseline is not None
+    assert installed == list(after.input)
     infos = [e.info for e in run.events_of(TokenCount) if e.info is not None]
     assert [(i["context_tokens"], i["auto_compact_due"]) for i in infos[:2]] == [
         (100, False),
@@ -118,12 +160,21 @@ async def test_mid_turn_compaction_reinjects_context_before_the_last_user_messag
     assert layout(compacted_history[-1:]) == ["message/assistant:done"]
 
 
-async def test_pre_turn_compaction_runs_before_the_input_is_recorded(tmp_path: Path) -> None:
+async def test_pre_turn_compaction_leaves_no_reference_so_the_turn_start_reinjects_everything(
+    tmp_path: Path,
+) -> None:
+    """Pre-turn compaction does not inject (codex-worldstate.md §4.4): the reference is cleared,
+    so the turn start that follows records the full initial context once, right before the new
+    input (spec/codex-runtime.md §8.4), with Codex 0.169's line order (§10)."""
     script = [said("ok", 9_200), said("the summary"), said("answer")]
-    async with open_session(tmp_path, script, config=CONFIG) as run:
+    after = AfterCompaction()
+    async with open_session(tmp_path, script, config=CONFIG, on_event=after) as run:
+        after.runs.append(run)
         await run.session.run_turn("first task")
         await run.session.run_turn("second task")
 
+    summary = user_message(summary_text("the summary"))
+    assert after.seen == [(None, None, [user_message("first task"), summary])]
     summarize, request = run.prompts[1], run.prompts[2]
     assert layout(summarize.input) == [
         DEV,
@@ -132,12 +183,12 @@ async def test_pre_turn_compaction_runs_before_the_input_is_recorded(tmp_path: P
         "message/assistant:ok",
         COMPACT_PROMPT,
     ]
-    assert layout(request.input) == [
-        DEV,
-        CTX,
-        "message/user:first task",
-        SUMMARY,
-        "message/user:second task",
+    initial = initial_context(run.prompts[0])
+    assert list(request.input) == [
+        user_message("first task"),
+        summary,
+        *initial,
+        user_message("second task"),
     ]
     lines = describe_rollout(run.rollout())
     second = lines.index("event task_started", lines.index("event task_started") + 1)
@@ -145,11 +196,13 @@ async def test_pre_turn_compaction_runs_before_the_input_is_recorded(tmp_path: P
         "event task_started",
         "item message/assistant:the summary",
         "compacted",
+        "item " + DEV,
+        "item " + CTX,
         "world_state full",
         "turn_context",
-        "event token_count",
         "item message/user:second task",
         "event user_message",
+        "event token_count",
         "item message/assistant:answer",
         "event token_count",
         "event task_complete",
@@ -157,30 +210,38 @@ async def test_pre_turn_compaction_runs_before_the_input_is_recorded(tmp_path: P
     assert compactions(run.events) == [("pre_turn", 1)]
     assert check_rollout(run.rollout()).violations == []
     assert run.session.rollout_path is not None
+    # Replay == the request input plus what the turn added after it (the answer).
     assert list(replay_file(run.session.rollout_path).history) == [
         *request.input,
         *run.session.history.items[len(request.input) :],
     ]
+    assert layout(run.session.history.items[len(request.input) :]) == ["message/assistant:answer"]
+    resumed = load_resume_state(run.session.rollout_path)
+    assert resumed.reference_context == run.session.state.reference_context
+    assert resumed.reference_context is not None
 
 
 async def test_manual_compaction_clears_the_reference_so_the_next_turn_reinjects_everything(
     tmp_path: Path,
 ) -> None:
     script = [said("ok"), said("the summary"), said("answer")]
-    async with open_session(tmp_path, script, config=CONFIG) as run:
+    after = AfterCompaction()
+    summary = user_message(summary_text("the summary"))
+    async with open_session(tmp_path, script, config=CONFIG, on_event=after) as run:
+        after.runs.append(run)
         await run.session.run_turn("first task")
         assert await run.session.compact() == summary_text("the summary")
         assert run.session.state.reference_context is None
         assert run.session.history.world_state_baseline is None
-        assert layout(run.session.history.items) == ["message/user:first task", SUMMARY]
+        assert list(run.session.history.items) == [user_message("first task"), summary]
         await run.session.run_turn("second task")
 
-    assert layout(run.prompts[2].input) == [
-        "message/user:first task",
-        SUMMARY,
-        DEV,
-        CTX,
-        "message/user:second task",
+    assert after.seen == [(None, None, [user_message("first task"), summary])]
+    assert list(run.prompts[2].input) == [
+        user_message("first task"),
+        summary,
+        *initial_context(run.prompts[0]),
+        user_message("second task"),
     ]
     lines = describe_rollout(run.rollout())
     second = lines.index("event task_started", lines.index("event task_started") + 1)
@@ -212,19 +273,25 @@ async def test_a_resume_over_the_limit_compacts_before_the_first_turn_and_keeps_
     totals = first.session.state.session_tokens
 
     script = [said("the summary"), said("answer", 700)]
-    async with open_session(tmp_path, script, config=CONFIG, resume_path=path) as run:
+    after = AfterCompaction()
+    async with open_session(
+        tmp_path, script, config=CONFIG, resume_path=path, on_event=after
+    ) as run:
+        after.runs.append(run)
         assert run.session.state.session_tokens == totals
         assert run.session.context_tokens == 9_100
+        assert run.session.state.reference_context is not None  # restored: nothing changed
         await run.session.run_turn("second task")
         assert run.session.state.session_tokens.total_tokens == 9_100 + 100 + 700
 
     assert compactions(run.events) == [("pre_turn", 1)]
-    assert layout(run.prompts[1].input) == [
-        DEV,
-        CTX,
-        "message/user:first task",
-        SUMMARY,
-        "message/user:second task",
+    summary = user_message(summary_text("the summary"))
+    assert after.seen == [(None, None, [user_message("first task"), summary])]
+    assert list(run.prompts[1].input) == [
+        user_message("first task"),
+        summary,
+        *initial_context(first.prompts[0]),
+        user_message("second task"),
     ]
     counts = [e.info for e in run.events_of(TokenCount) if e.info is not None]
     assert counts[-1]["total_token_usage"]["total_tokens"] == 9_900
@@ -246,12 +313,45 @@ async def test_switching_to_a_smaller_window_compacts_with_the_previous_model(
 
     small = Config(model="gpt-4")  # 8,192 tokens
     script = [said("the summary"), said("answer")]
-    async with open_session(tmp_path, script, config=small, resume_path=path) as run:
+    after = AfterCompaction()
+    async with open_session(
+        tmp_path, script, config=small, resume_path=path, on_event=after
+    ) as run:
+        after.runs.append(run)
         await run.session.run_turn("second task")
 
     assert [prompt.model for prompt in run.prompts] == ["gpt-4o", "gpt-4"]
     assert compactions(run.events) == [("model_downshift", 1)]
+    summary = user_message(summary_text("the summary"))
+    assert after.seen == [(None, None, [user_message("first task"), summary])]
+    request = list(run.prompts[1].input)
+    # The full initial context of the new model, once, right before the new input.
+    assert layout(request) == [
+        "message/user:first task",
+        SUMMARY,
+        "message/developer[3]: | [01] <model_switch> | [02] <permissions instructions> | [03] "
+        "<tool_namespaces>",
+        CTX,
+        "message/user:second task",
+    ]
+    developer, context = initial_context(first.prompts[0])
+    assert isinstance(developer, Message)
+    switch = request[2]
+    assert isinstance(switch, Message)
+    # The developer bundle of the first turn, with the model switch first.
+    assert request == [
+        user_message("first task"),
+        summary,
+        developer.model_copy(update={"content": [switch.content[0], *developer.content]}),
+        context,
+        user_message("second task"),
+    ]
     assert check_rollout(run.rollout()).violations == []
+    assert run.session.rollout_path is not None
+    assert list(replay_file(run.session.rollout_path).history) == [
+        *request,
+        *run.session.history.items[len(request) :],
+    ]
 
 
 async def test_a_context_window_error_trims_the_oldest_items_of_the_summarization_request(
@@ -377,3 +477,33 @@ async def test_the_compact_prompt_comes_from_the_config(tmp_path: Path) -> None:
     assert error.message.startswith(
         "compaction failed: cannot read experimental_compact_prompt_file"
     )
+
+
+async def test_a_turn_interrupted_right_after_its_pre_turn_compaction_saves_the_new_size(
+    tmp_path: Path,
+) -> None:
+    """The pre-turn compaction's ``token_count`` is written after the turn's input (the turn
+    also writes it when it ends early there); interrupted right after the compaction, the file
+    still says the new size, so a resume does not compact the compacted session again."""
+    runs: list[Run] = []
+
+    def interrupt(event: SessionEvent) -> None:
+        if isinstance(event, ContextCompacted):
+            runs[-1].session.interrupt()
+
+    script = [said("ok", 9_200), said("the summary")]
+    async with open_session(tmp_path, script, config=CONFIG, on_event=interrupt) as run:
+        runs.append(run)
+        await run.session.run_turn("first task")
+        assert await run.session.run_turn("second task") is None
+        compacted_tokens = run.session.context_tokens
+    assert compactions(run.events) == [("pre_turn", 1)]
+    assert compacted_tokens < 9_000
+    path = run.session.rollout_path
+    assert path is not None
+    assert check_rollout(run.rollout()).violations == []
+
+    async with open_session(tmp_path, [said("answer")], config=CONFIG, resume_path=path) as again:
+        assert again.session.context_tokens == compacted_tokens
+        assert await again.session.run_turn("third task") == "answer"
+    assert compactions(again.events) == []

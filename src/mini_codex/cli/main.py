@@ -111,7 +111,8 @@ def _register(argv: Sequence[str]) -> None:
     only = named if named in _COMMANDS else None
 
     if only in (None, "exec", "resume"):
-        from mini_codex.cli.run import exec_command, resume_command
+        from mini_codex.cli.resume_cmd import resume_command
+        from mini_codex.cli.run import exec_command
 
         if only in (None, "exec"):
             app.command(

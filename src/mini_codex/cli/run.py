@@ -1,4 +1,5 @@
-"""``mini-codex exec`` and ``mini-codex resume``: run a turn non-interactively and stream events."""
+"""``mini-codex exec`` and the session runner it shares with ``resume`` and ``compact``
+(``resume_cmd.py``): run a turn non-interactively and stream events."""
 
 from __future__ import annotations
 
@@ -382,73 +383,6 @@ def exec_command(
             as_json=extras.json_format is not None,
             trace_requests=trace_requests,
             overrides=config or [],
-            extras=extras,
-            approval=ask_for_approval,
-            oss=OssFlags(oss, local_provider),
-        )
-
-    exit_with(run)
-
-
-def resume_command(
-    target: Annotated[
-        str | None, typer.Argument(help="Session id (or prefix) or rollout PATH.")
-    ] = None,
-    prompt: Annotated[str | None, typer.Argument(help="The next task; '-' reads stdin.")] = None,
-    last: Annotated[bool, typer.Option("--last", help="Resume the most recent session.")] = False,
-    model: ModelOpt = None,
-    cd: CdOpt = None,
-    sandbox: SandboxOpt = None,
-    ask_for_approval: ApprovalOpt = None,
-    json_: JsonOpt = False,
-    trace_requests: TraceOpt = None,
-    config: ConfigOpt = None,
-    json_events: JsonEventsOpt = None,
-    output_last_message: LastMessageOpt = None,
-    output_schema: SchemaOpt = None,
-    skip_git_repo_check: SkipGitOpt = False,
-    image: ImageOpt = None,
-    profile: ProfileOpt = None,
-    oss: OssOpt = False,
-    local_provider: LocalProviderOpt = None,
-) -> None:
-    """Continue a recorded session with a new task."""
-
-    def run() -> int:
-        no_prompt = (target if last else prompt) is None if prompt is None else False
-        if no_prompt and stdin_is_terminal():
-            # No prompt on a terminal: continue in the interactive UI (no session: a picker).
-            from mini_codex.cli.interactive import UiOptions, run_interactive
-
-            options = UiOptions(model, cd, sandbox, ask_for_approval, config or [])
-            where: Path | str = (
-                latest_rollout(cd) if last else find_rollout(target) if target else "pick"
-            )
-            return run_interactive(options, resume=where)
-        if last:
-            text = target if prompt is None else prompt
-            path = latest_rollout(cd)
-        else:
-            if target is None:
-                raise MiniCodexError("give a SESSION_ID or PATH, or --last")
-            path = find_rollout(target)
-            text = prompt
-        extras = ExecExtras(
-            json_format=json_format(json_, json_events),
-            output_last_message=output_last_message,
-            output_schema=load_output_schema(output_schema),
-            images=tuple(image or ()),
-            profile=profile,
-        )
-        return run_session(
-            read_prompt(text, sys.stdin, sys.stderr),
-            model=model,
-            cd=cd,
-            sandbox=sandbox,
-            as_json=extras.json_format is not None,
-            trace_requests=trace_requests,
-            overrides=config or [],
-            resume_path=path,
             extras=extras,
             approval=ask_for_approval,
             oss=OssFlags(oss, local_provider),

@@ -12,8 +12,9 @@ the pure core never loads a tokenizer).
   walking backwards; the oldest kept one is cut to the tokens left when it does not fit whole.
   Then the summary, as a ``user`` message: ``SUMMARY_PREFIX + "\\n" + <last assistant message>``
   (``NO_SUMMARY`` when the summarizer said nothing).
-* **Mid-turn** (and our pre-turn, as Codex 0.169 does): the fresh initial context is inserted
-  before the last real user message; else before the last summary; else appended.
+* **Mid-turn** only: the fresh initial context is inserted before the last real user message;
+  else before the last summary; else appended. Pre-turn and manual replacements get none (the
+  next turn start re-injects it in full, spec/codex-runtime.md §8.4).
 """
 
 from __future__ import annotations

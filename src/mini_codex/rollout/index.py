@@ -20,8 +20,10 @@ lists Codex CLI sessions too; pass ``db_path`` to keep the database out of a hom
 Facts per file: thread id (``session_meta``, else the file name), cwd (``session_meta``, else the
 first ``turn_context``), created (``session_meta.timestamp``, else the first line's timestamp),
 updated (the last line's timestamp), the first user message (the first user-turn boundary item,
-else the first ``user_message`` event), and the number of turns: ``task_started`` events, or for
-files without task events (Codex 2025) ``user_message`` events, else user-turn boundary items.
+else the first ``user_message`` event), and the number of turns: tasks (``task_started`` …) that
+hold user input (a ``user_message`` event or a user-turn boundary item; a manual compaction is a
+task without input, not a turn), or for files without task events (Codex 2025) ``user_message``
+events, else user-turn boundary items.
 A file that cannot be read still gets a row (id from its name, ``error`` set), so it is listed and
 not re-read until it changes.
 """
@@ -56,7 +58,8 @@ __all__ = ["INDEX_FILENAME", "RefreshResult", "SessionIndex", "SessionInfo"]
 T = TypeVar("T")
 
 INDEX_FILENAME = "index.sqlite"
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
+"""2: a task without user input (a manual compaction) is not counted as a turn."""
 _FIRST_MESSAGE_MAX = 2000  # characters kept of the first user message
 _COLUMNS = (
     "id",
@@ -339,16 +342,21 @@ def _extract(path: Path, size: int, mtime_ns: int) -> SessionInfo:
     created = meta.timestamp if meta is not None else None
     first_message: str | None = None
     first_event: str | None = None
-    task_started = user_events = boundaries = 0
+    task_started = tasks_with_input = user_events = boundaries = 0
+    task_has_input = False
     for line in rollout.lines:
         match line:
             case EventMsgLine(payload=TaskStarted()):
+                tasks_with_input += task_has_input
                 task_started += 1
+                task_has_input = False
             case EventMsgLine(payload=UserMessageEvent(message=event_text)):
                 user_events += 1
+                task_has_input = True
                 first_event = first_event if first_event is not None else event_text
             case ResponseItemLine(payload=Message() as item) if is_user_turn_boundary(item):
                 boundaries += 1
+                task_has_input = True
                 first_message = first_message if first_message is not None else message_text(item)
             case TurnContextLine(payload=context) if cwd is None:
                 cwd = context.cwd
@@ -365,7 +373,9 @@ def _extract(path: Path, size: int, mtime_ns: int) -> SessionInfo:
         created=created,
         updated=timestamps[-1] if timestamps else created,
         first_user_message=text[:_FIRST_MESSAGE_MAX] if text is not None else None,
-        turn_count=task_started or user_events or boundaries,
+        turn_count=(tasks_with_input + task_has_input)
+        if task_started
+        else (user_events or boundaries),
         size=size,
         mtime_ns=mtime_ns,
     )

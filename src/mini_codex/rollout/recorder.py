@@ -42,9 +42,10 @@ Guarantees:
   before releasing the lock.
 
 **Checkpoints (a mini-codex extension; Codex readers parse them as ordinary lines).** Resume must
-stay O(tail) even in sessions that never compact. The recorder counts lines and bytes recorded
-since the last ``compacted`` line; when :meth:`checkpoint_due` says so, the session calls
-:meth:`write_checkpoint`, which appends::
+stay O(tail) even in sessions that never compact, and in long turns that compact many times (the
+reverse scan passes a real compaction until it has the turn's settings, i.e. back to the turn's
+start). The recorder counts lines and bytes recorded since the last checkpoint; when
+:meth:`checkpoint_due` says so, the session calls :meth:`write_checkpoint`, which appends::
 
     {"type":"compacted","payload":{"message":"","replacement_history":[...full history...],
                                    "mini_codex_checkpoint":{...reference context, previous turn
@@ -55,17 +56,22 @@ A ``compacted`` line with a replacement history is exactly where Codex's reverse
 full ``world_state`` right after it re-establishes the baseline that the compaction resets, so a
 Codex reader reconstructs the same history and baseline from the tail. The ``mini_codex_checkpoint``
 object (built by ``replay.checkpoint.checkpoint_payload``) carries what a real compaction
-would lose: the reference context and previous-turn settings, and the window identity.
-The history carried is the model-visible history, so a checkpoint costs one copy of it. That copy
-is kept a bounded fraction of the file: :meth:`write_checkpoint` encodes the checkpoint and writes
-it only if at least ``checkpoint_min_ratio`` (default 5) times its size were recorded since the
-last checkpoint or compaction; otherwise it declines, and :meth:`checkpoint_due` stays false until
-that many times the declined size were recorded. So checkpoints are at most 1 / ratio of the other
-lines (20 %: a rollout with checkpoints is at most 1.2× the same rollout without). Resume reads a
-tail of at most ``max(checkpoint_every_items lines, checkpoint_every_bytes, ratio × checkpoint)``;
-with compaction bounding the history (and so a checkpoint), that tail does not grow with the
-session. A session whose lines are nearly all history (no compaction) gets no checkpoints: the
-tail is then the history itself, which resume must load anyway.
+would lose: the reference context and previous-turn settings, and the window identity; mini-codex's
+replay stops reading at it.
+
+The rule. The history carried is the model-visible history, so a checkpoint costs one copy of it.
+That copy is kept a bounded fraction of the file: :meth:`write_checkpoint` encodes the checkpoint
+and writes it only if at least ``checkpoint_min_ratio`` (default 5) times its size were recorded
+since the last checkpoint; otherwise it declines, and :meth:`checkpoint_due` stays false until
+that many times the declined size were recorded (or a compaction replaced the history, which makes
+the declined size stale). So checkpoints are at most 1 / ratio of the other lines (20 %: a rollout
+with checkpoints is at most 1.2× the same rollout without). A real compaction does not reset the
+budget (it bounds the history, and so the cost of the next checkpoint, but is no checkpoint).
+Resume reads a tail of at most ``max(checkpoint_every_items lines, checkpoint_every_bytes,
+ratio × one checkpoint)`` after the newest checkpoint; with compaction bounding the history by the
+context window, a checkpoint costs at most about one window, so that tail is bounded by the window,
+not by the session or the turn. A session whose lines are nearly all history (no compaction) gets
+no checkpoints: the tail is then the history itself, which resume must load anyway.
 """
 
 from __future__ import annotations
@@ -278,10 +284,12 @@ class RolloutRecorder:
         self._materialize()
         for line, body in zip(lines, bodies, strict=True):
             if isinstance(line, CompactedLine):
-                self._reset_checkpoint_counters()
-            else:
-                self._items_since_checkpoint += 1
-                self._bytes_since_checkpoint += len(body) + _STAMP_OVERHEAD
+                # The history was replaced (usually shrunk): the cost of a declined checkpoint
+                # is stale, so the next due one is tried at once. The budget is not reset: a
+                # compaction is no checkpoint (module docs).
+                self._declined_cost = 0
+            self._items_since_checkpoint += 1
+            self._bytes_since_checkpoint += len(body) + _STAMP_OVERHEAD
         try:
             self._send.send_nowait(bodies)  # the common case: no task switch per record()
         except anyio.WouldBlock:
@@ -298,8 +306,8 @@ class RolloutRecorder:
     # --- checkpoints -----------------------------------------------------------------------------
 
     def checkpoint_due(self) -> bool:
-        """True when enough lines or bytes were recorded since the last compaction/checkpoint,
-        and at least ``checkpoint_min_ratio`` × the history's bytes (module docs)."""
+        """True when enough lines or bytes were recorded since the last checkpoint, and at
+        least ``checkpoint_min_ratio`` × the last declined checkpoint's bytes (module docs)."""
         options = self.options
         return (
             self._items_since_checkpoint >= options.checkpoint_every_items

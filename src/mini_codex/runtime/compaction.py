@@ -17,14 +17,22 @@ model's window and auto-compaction limit), the triggers' questions (``pre_turn_r
    just before the ``compacted`` line; the replacement supersedes it on replay).
 3. Replacement = recent real user messages within 20,000 tokens (at most a quarter of the
    auto-compaction limit: ``user_message_budget``) + the summary as a user message;
-   with an injection (mid-turn, pre-turn) the fresh initial context goes before the last real user
+   with an injection (mid-turn only) the fresh initial context goes before the last real user
    message.
-4. Installed: history replaced (baseline cleared, I4), window advanced, ``compacted`` written; with
-   an injection the baseline becomes the injected world state and a FULL ``world_state`` then
-   ``turn_context`` follow (I5) and the turn context becomes the reference; without (manual) the
-   reference is cleared, so the next turn re-injects the full initial context (spec §8.4).
-5. Active context tokens re-estimated from the new history; ``context_compacted`` and the
-   long-threads warning are emitted.
+4. Installed: history replaced (baseline cleared, I4), window advanced, ``compacted`` written.
+   With an injection (mid-turn) the baseline becomes the injected world state, a FULL
+   ``world_state`` then ``turn_context`` follow (I5) and the turn context becomes the reference:
+   the turn continues and nothing is injected twice. Without (pre-turn, after a resume, model
+   downshift, manual: "do not inject", codex-worldstate.md §4.4) the reference stays cleared and
+   no ``world_state`` is written here: the next turn start finds no reference and re-injects the
+   full initial context, writing a FULL ``world_state`` then ``turn_context`` before the new user
+   message (spec/codex-runtime.md §8.4). For a pre-turn compaction that turn start follows at
+   once, so the file reads as Codex 0.169 writes it (summarizer answer, ``compacted``, full
+   ``world_state``, ``turn_context``, user message; codex-worldstate.md §10) and the next request
+   carries [kept user messages, summary, full initial context, new user message].
+5. Active context tokens re-estimated from the new history. The caller installs the result in
+   the session (reference, window, tokens), then :func:`announce_compaction` emits
+   ``context_compacted`` and the long-threads warning.
 """
 
 from __future__ import annotations
@@ -91,7 +99,9 @@ __all__ = [
     "Injection",
     "TokenStatus",
     "Trigger",
+    "announce_compaction",
     "compact_prompt",
+    "context_tokens",
     "run_compaction",
     "token_status",
 ]
@@ -156,7 +166,7 @@ def user_message_budget(status: TokenStatus) -> int:
 @dataclass(frozen=True)
 class Injection:
     """Re-inject the initial context built from ``world_state``; ``turn_context`` becomes the
-    reference context (mid-turn and pre-turn compaction)."""
+    reference context (mid-turn compaction only: the others leave the reference cleared)."""
 
     world_state: WorldState
     turn_context: TurnContextItem
@@ -197,8 +207,6 @@ async def run_compaction(
     config: Config,
     retry: RetryPolicy,
     window: WindowInfo,
-    trigger: Trigger,
-    tokens_before: int,
     injection: Injection | None = None,
     turn_id: str = "",
     on_request: Callable[[Prompt], None] | None = None,
@@ -290,18 +298,30 @@ async def run_compaction(
             )
             reference = injection.turn_context
         tokens_after = context_tokens(instructions, model, history)
-        recording.emit(
-            ContextCompacted(
-                turn_id=turn_id or None,
-                trigger=trigger,
-                window_number=new_window.number,
-                tokens_before=tokens_before,
-                tokens_after=tokens_after,
-                trimmed_items=trimmed,
-            )
-        )
-        recording.emit(WarningEvent(message=LONG_THREADS_WARNING))
     return CompactionResult(new_window, reference, tokens_after, summary, trimmed, summarizer_usage)
+
+
+def announce_compaction(
+    recording: Recording,
+    result: CompactionResult,
+    *,
+    trigger: Trigger,
+    tokens_before: int,
+    turn_id: str = "",
+) -> None:
+    """``context_compacted`` and the long-threads warning; emitted by the caller once the result
+    is installed in the session, so a listener sees the state the compaction left."""
+    recording.emit(
+        ContextCompacted(
+            turn_id=turn_id or None,
+            trigger=trigger,
+            window_number=result.window.number,
+            tokens_before=tokens_before,
+            tokens_after=result.context_tokens,
+            trimmed_items=result.trimmed_items,
+        )
+    )
+    recording.emit(WarningEvent(message=LONG_THREADS_WARNING))
 
 
 def _failed(recording: Recording, turn_id: str, err: MiniCodexError) -> NoReturn:

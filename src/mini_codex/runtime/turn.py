@@ -42,6 +42,8 @@ from mini_codex.runtime.compaction import (
     CompactionResult,
     Injection,
     Trigger,
+    announce_compaction,
+    context_tokens,
     run_compaction,
     token_count_info,
     token_status,
@@ -144,6 +146,7 @@ async def run_turn(
     recording.turn_id = turn.turn_id
     await _persist_event(state, TaskStarted(turn_id=turn.turn_id))
     input_recorded = False
+    tokens_unsaved = False  # a pre-turn compaction's token_count waits for the turn's input
     turn_tokens = TokenTotals()
     last_message: str | None = None
     try:
@@ -157,22 +160,25 @@ async def run_turn(
         )
         trigger, summarizer = pre_turn_trigger(state, turn)
         if trigger is not None:
-            # Before the turn's context updates and input are recorded (spec §8.2); like Codex
-            # 0.169, the fresh initial context is injected, so the turn start records nothing.
-            await compact(
-                state,
-                turn,
-                deps,
-                trigger,
-                Injection(live, turn.to_turn_context_item()),
-                model=summarizer,
-            )
+            # Before the turn's context updates and input are recorded (spec §8.2), and without
+            # injecting: the reference is cleared, so the context update below re-injects the
+            # full initial context (a FULL world_state, then turn_context) right before the new
+            # input (spec §8.4; the line order Codex 0.169 writes, codex-worldstate.md §10).
+            await compact(state, turn, deps, trigger, None, model=summarizer, persist=False)
+            tokens_unsaved = True
         update = await record_context_updates(
             recording, live, turn.to_turn_context_item(), state.reference_context
         )
         state.reference_context = update.reference_context
         await _record_input(state, user_input)
         input_recorded = True
+        if trigger is not None:
+            # The active context now holds the re-injected context and the input too.
+            state.context_tokens = context_tokens(
+                turn.base_instructions, turn.model, recording.history
+            )
+            await _persist_token_status(state, turn)
+            tokens_unsaved = False
         state.previous_model = turn.model
 
         next_step: StepContext | None = first_step
@@ -256,6 +262,8 @@ async def run_turn(
         with anyio.CancelScope(shield=True):
             if not input_recorded:
                 await _record_input(state, user_input)
+            if tokens_unsaved:  # a resume must not see the pre-compaction context size
+                await _persist_token_status(state, turn)
             await recording.record_items([user_message(TURN_ABORTED_MARKER)])
             await _persist_event(state, TurnAborted(turn_id=turn.turn_id, reason="interrupted"))
             if recording.recorder is not None:
@@ -267,9 +275,11 @@ async def run_turn(
                 await _record_input(state, user_input)
     except Exception as exc:  # a bug or an I/O failure: report it, keep the session usable
         recording.emit(ErrorEvent(message=f"turn failed: {exc}", turn_id=turn.turn_id))
-        if not input_recorded:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            if not input_recorded:
                 await _record_input(state, user_input)
+            if tokens_unsaved:
+                await _persist_token_status(state, turn)
     await _persist_event(state, TaskComplete(turn_id=turn.turn_id, last_agent_message=last_message))
     if recording.recorder is not None:
         await recording.recorder.turn_ended()
@@ -307,8 +317,11 @@ async def compact(
     injection: Injection | None,
     *,
     model: str | None = None,
+    persist: bool = True,
 ) -> CompactionResult:
-    """Run a compaction and install its result in ``state`` (``token_count`` persisted after)."""
+    """Run a compaction and install its result in ``state``; ``persist``: write the
+    ``token_count`` now (a pre-turn compaction writes it once the turn's input is recorded)."""
+    tokens_before = state.context_tokens
     result = await run_compaction(
         state.recording,
         deps.client,
@@ -317,8 +330,6 @@ async def compact(
         config=turn.session.config,
         retry=deps.retry,
         window=state.window,
-        trigger=trigger,
-        tokens_before=state.context_tokens,
         injection=injection,
         turn_id=turn.turn_id,
         on_request=deps.on_request,
@@ -328,16 +339,25 @@ async def compact(
     state.window = result.window
     state.reference_context = result.reference_context
     state.context_tokens = result.context_tokens
-    status = token_status(turn.model, turn.session.config)
-    await _persist_event(
-        state,
-        TokenCount(
-            info=token_count_info(
-                state.session_tokens.to_json(), None, None, status, state.context_tokens
-            )
-        ),
+    announce_compaction(
+        state.recording,
+        result,
+        trigger=trigger,
+        tokens_before=tokens_before,
+        turn_id=turn.turn_id,
     )
+    if persist:
+        await _persist_token_status(state, turn)
     return result
+
+
+async def _persist_token_status(state: TurnState, turn: TurnContext) -> None:
+    """A ``token_count`` with the session totals and the active context tokens (no usage)."""
+    status = token_status(turn.model, turn.session.config)
+    info = token_count_info(
+        state.session_tokens.to_json(), None, None, status, state.context_tokens
+    )
+    await _persist_event(state, TokenCount(info=info))
 
 
 async def run_compact_task(state: TurnState, turn: TurnContext, deps: TurnDeps) -> str | None:
