@@ -83,6 +83,11 @@ def test_compact_summarizes_a_session_and_the_next_resume_continues_from_the_sum
     assert verify.stdout.endswith("hold; 1 compaction(s)\n")
     inspect = mini_codex(["rollout", "inspect", str(path)], env, cwd=tmp_path)
     assert "summary: did task one" in inspect.stdout
+    # The compaction task is shown and counted as a compaction, not as a turn.
+    assert " · 1 turn · 1 manual compaction\n" in inspect.stdout
+    headers = [line.split(" · ")[0] for line in inspect.stdout.splitlines() if line[:1] == "▸"]
+    assert headers == ["▸ turn 1", "▸ compaction (no user input)"]
+    assert "  summary request · L" in inspect.stdout
 
     replay = mini_codex(["rollout", "replay", "--json", str(path)], env, cwd=tmp_path)
     replayed = json.loads(replay.stdout)["history"]

@@ -86,12 +86,22 @@ def _row(row: Row, indent: str) -> Iterable[Text]:
         yield _line(pad, (detail, "red" if row.flagged else "magenta"))
 
 
+def is_compaction_task(turn: TimelineTurn) -> bool:
+    """A task without user input that wrote a ``compacted`` line: a manual compaction, shown and
+    counted as such rather than as a turn (the session index does not count it either)."""
+    return not turn.user_turn and any(
+        row.label == "compacted" for step in turn.steps for row in step.rows
+    )
+
+
 def _turn(turn: TimelineTurn) -> Iterable[Text]:
-    header = [f"turn {turn.number}"]
+    compaction = is_compaction_task(turn)
+    header = ["compaction (no user input)" if compaction else f"turn {turn.number}"]
     if turn.turn_id:
         header.append(f"id {turn.turn_id}")
     header.append(f"{turn.opened_by} L{turn.line}")
-    header.append(f"{len(turn.steps)} step{'s' if len(turn.steps) != 1 else ''}")
+    if not compaction:
+        header.append(f"{len(turn.steps)} step{'s' if len(turn.steps) != 1 else ''}")
     if turn.status == "open":
         header.append("not closed")
     style = "bold"
@@ -102,7 +112,12 @@ def _turn(turn: TimelineTurn) -> Iterable[Text]:
     for row in turn.rows:
         yield from _row(row, "  ")
     for step in turn.steps:
-        yield _line(("  step ", "dim"), (f"{step.number}", "bold dim"), (f" · L{step.line}", "dim"))
+        if compaction:
+            yield _line(("  summary request", "dim"), (f" · L{step.line}", "dim"))
+        else:
+            yield _line(
+                ("  step ", "dim"), (f"{step.number}", "bold dim"), (f" · L{step.line}", "dim")
+            )
         for row in step.rows:
             yield from _row(row, "  ")
     if turn.end is not None:
@@ -137,9 +152,12 @@ def render_timeline(
     ]
     turns = timeline.turns
     how = " (derived from user input: no task events)" if timeline.by_user_input and turns else ""
-    lines.append(
-        _line(("lines    ", "bold"), f"{_stats_text(timeline.stats)} · {len(turns)} turns{how}")
-    )
+    compactions = sum(1 for turn in turns if is_compaction_task(turn))
+    user_turns = len(turns) - compactions
+    counted = f"{user_turns} turn{'s' if user_turns != 1 else ''}"
+    if compactions:
+        counted += f" · {compactions} manual compaction{'s' if compactions != 1 else ''}"
+    lines.append(_line(("lines    ", "bold"), f"{_stats_text(timeline.stats)} · {counted}{how}"))
     lines.append(_line(""))
     for block in timeline.blocks:
         if isinstance(block, TimelineTurn):
