@@ -16,6 +16,7 @@ function call: ``function_call_output`` answers it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from mini_codex.protocol.items import (
     CustomToolCall,
@@ -26,7 +27,13 @@ from mini_codex.protocol.items import (
     UnknownItem,
 )
 
-__all__ = ["ABORTED_OUTPUT", "PairingIndex", "normalize_history", "paired_call_id"]
+__all__ = [
+    "ABORTED_OUTPUT",
+    "PairingIndex",
+    "json_pairing_key",
+    "normalize_history",
+    "paired_call_id",
+]
 
 ABORTED_OUTPUT = "aborted"
 """The output text synthesized for a tool call that never got an answer."""
@@ -67,6 +74,24 @@ def paired_call_id(item: ResponseItem) -> tuple[str, str] | None:
     A call and the output that answers it have the same key.
     """
     return _call_key(item) or _output_key(item)
+
+
+_JSON_CALLS = {"function_call": _FUNCTION, "custom_tool_call": _CUSTOM}
+_JSON_OUTPUTS = {"function_call_output": _FUNCTION, "custom_tool_call_output": _CUSTOM}
+
+
+def json_pairing_key(data: dict[str, Any]) -> tuple[bool, tuple[str, str]] | None:
+    """(is a call, key) of a valid item's JSON (its ``to_json()``), as ``_call_key`` /
+    ``_output_key`` give for the typed item; None when it is neither a call nor an output."""
+    kind = data.get("type")
+    call_id: Any = data.get("call_id")
+    if kind in _JSON_CALLS:
+        return True, (_JSON_CALLS[kind], call_id)
+    if kind in _JSON_OUTPUTS:
+        return False, (_JSON_OUTPUTS[kind], call_id)
+    if kind == "local_shell_call" and isinstance(call_id, str):
+        return True, (_FUNCTION, call_id)
+    return None
 
 
 def _aborted_output(kind: str, call_id: str) -> ResponseItem:
@@ -135,6 +160,13 @@ class PairingIndex:
             self._unmatched.discard(key)
         else:
             self._unmatched.add(key)
+
+    def add_key(self, is_call: bool, key: tuple[str, str]) -> None:
+        """Index one item by its key (``json_pairing_key``), as ``add`` does for typed items."""
+        if is_call:
+            self._note(key, self._calls, self._outputs)
+        else:
+            self._note(key, self._outputs, self._calls)
 
     @property
     def balanced(self) -> bool:

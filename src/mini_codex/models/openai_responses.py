@@ -30,6 +30,7 @@ estimated offline (``models.tokens``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -64,6 +65,7 @@ from mini_codex.models.request_body import (
     ChunkedBody,
     EncodedArray,
     ItemBytesCache,
+    LazyPrefixBytes,
     compact,
     dumps,
     object_pieces,
@@ -197,9 +199,25 @@ def request_input(items: Sequence[ResponseItem]) -> list[dict[str, Any]]:
     return [shaped for shaped in map(request_item, items) if shaped is not None]
 
 
+def request_item_json(data: dict[str, Any]) -> dict[str, Any] | None:
+    """``request_item`` of the item whose ``to_json()`` is ``data``, without the model."""
+    if data.get("type") == "reasoning" and data.get("encrypted_content") is None:
+        return None
+    return item_shape(data, keep_id=False)
+
+
 def encoded_request_item(item: ResponseItem) -> bytes | None:
     """``request_item`` as JSON bytes (what ``ItemBytesCache`` keeps per history item)."""
-    shaped = request_item(item)
+    return _encoded(request_item(item))
+
+
+def encoded_request_json(data: dict[str, Any]) -> bytes | None:
+    """``encoded_request_item`` of the item whose ``to_json()`` is ``data`` (a lazy history
+    item, ``context.lazy``): the same bytes, without building the model."""
+    return _encoded(request_item_json(data))
+
+
+def _encoded(shaped: dict[str, Any] | None) -> bytes | None:
     if shaped is None:
         return None
     if all(type(value) is str for value in shaped.values()):
@@ -263,6 +281,10 @@ class OpenAIResponsesClient(OpenAISdkClient):
     _input_cache: ItemBytesCache[ResponseItem] | None = None
     _input_chunks: ArrayChunks | None = None
 
+    @functools.cached_property
+    def _prefix(self) -> LazyPrefixBytes:
+        return LazyPrefixBytes(encoded_request_json)
+
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""
         return {**self._body_fields(prompt), "input": request_input(prompt.input)}
@@ -279,12 +301,10 @@ class OpenAIResponsesClient(OpenAISdkClient):
             cache = self._input_cache = ItemBytesCache(encoded_request_item)
             self._input_chunks = ArrayChunks()
         assert self._input_chunks is not None
-        encoded = cache.encode_all(prompt.input)
+        encoded, stable = self._prefix.encode(prompt.input, cache)
         fields: dict[str, Any] = self._body_fields(prompt)
         fields["stream"] = True
-        fields["input"] = EncodedArray(
-            encoded, self._input_chunks.pieces(encoded, cache.last_prefix)
-        )
+        fields["input"] = EncodedArray(encoded, self._input_chunks.pieces(encoded, stable))
         return object_pieces(fields, RESPONSES_KEY_ORDER)
 
     def _body_fields(self, prompt: Prompt) -> dict[str, Any]:
@@ -401,10 +421,12 @@ __all__ = [
     "REASONING_MODEL_PREFIXES",
     "OpenAIResponsesClient",
     "encoded_request_item",
+    "encoded_request_json",
     "item_shape",
     "output_item",
     "request_input",
     "request_item",
+    "request_item_json",
     "supports_reasoning",
     "usage_from_response",
 ]

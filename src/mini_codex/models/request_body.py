@@ -30,6 +30,8 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
+from mini_codex.context.lazy import LazyHistory, PromptItems
+
 RESPONSES_KEY_ORDER = (
     "model",
     "stream",
@@ -291,6 +293,45 @@ class ItemBytesCache(ItemCache[_Item, "bytes | None"]):
         return self.computed_count
 
 
+class LazyPrefixBytes:
+    """The encoded items of a prompt input whose history is still lazy (``PromptItems``).
+
+    ``encode(items, cache)`` gives the encoded bytes of every item of ``items`` and how many
+    leading ones are the same as in the previous call (``ArrayChunks.pieces``' ``stable``).
+    A ``PromptItems`` prefix is encoded once per prefix, from each item's JSON
+    (``encode_json``, equal to the ``cache``'s bytes of the built item); its tail and any other
+    input go through ``cache`` by identity.
+    """
+
+    def __init__(self, encode_json: Callable[[dict[str, Any]], bytes | None]) -> None:
+        self._encode_json = encode_json
+        self._prefix: LazyHistory | None = None
+        self._encoded: list[bytes | None] = []
+        self._was_lazy = False
+
+    def encode(
+        self, items: Sequence[_Item], cache: ItemCache[_Item, bytes | None]
+    ) -> tuple[list[bytes | None], int]:
+        if not isinstance(items, PromptItems):
+            if self._was_lazy:  # the cache saw only the tail: nothing lines up
+                cache.clear()
+                self._prefix, self._encoded, self._was_lazy = None, [], False
+            encoded = cache.values(items)
+            return encoded, cache.last_prefix
+        prefix = items.prefix
+        same = prefix is self._prefix
+        if not same:
+            json_at, encode_json = prefix.json_at, self._encode_json
+            self._encoded = [encode_json(json_at(index)) for index in range(len(prefix))]
+            self._prefix = prefix
+            if not self._was_lazy:
+                cache.clear()
+            self._was_lazy = True
+        tail = cache.values(items.tail)  # type: ignore[arg-type]
+        stable = len(self._encoded) + cache.last_prefix if same else 0
+        return [*self._encoded, *tail], stable
+
+
 _MISSING: Any = object()
 
 
@@ -301,6 +342,7 @@ __all__ = [
     "EncodedArray",
     "ItemBytesCache",
     "ItemCache",
+    "LazyPrefixBytes",
     "compact",
     "dumps",
     "join_array",

@@ -29,6 +29,7 @@ from typing import Any, TypeAlias, overload
 
 import orjson
 
+from mini_codex.context.lazy import LazyHistory
 from mini_codex.protocol import ResponseItem
 from mini_codex.protocol.items import RESPONSE_ITEM_ADAPTER
 
@@ -63,8 +64,11 @@ def item_json(source: ItemSource) -> dict[str, Any]:
     return source.to_json()  # type: ignore[union-attr]
 
 
-class History(Sequence[ResponseItem]):
-    """An immutable sequence of response items, each validated (and cached) on first access."""
+class History(LazyHistory):
+    """An immutable sequence of response items, each validated (and cached) on first access.
+
+    A ``context.LazyHistory``: a resumed session keeps it lazy (``ContextManager.replace``).
+    """
 
     __slots__ = ("_items", "_sources")
 
@@ -118,6 +122,12 @@ class History(Sequence[ResponseItem]):
                 if item is None:
                     items[index] = materialize_item(self._sources[index])
         return items  # type: ignore[return-value]
+
+    def json_at(self, index: int) -> dict[str, Any]:
+        """The JSON of item ``index`` (``self[index].to_json()``), without validating it."""
+        items = self._items
+        item = items[index] if items is not None else None
+        return item.to_json() if item is not None else item_json(self._sources[index])
 
     def to_json(self) -> list[dict[str, Any]]:
         """The items' JSON objects, without validating the ones not read yet."""
