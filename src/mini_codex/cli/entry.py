@@ -13,6 +13,7 @@ What does not belong here: anything else; the commands live in ``main.py``.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -102,3 +103,8 @@ def main() -> None:
         if exc.code == 130 and _received:
             _exit_for(_received[-1])
         raise
+    finally:
+        # The command is over (its files are closed and flushed). Without this, the collector
+        # passes of interpreter shutdown walk every object still alive (the imported modules,
+        # a resumed history): 0.15-0.4 s of exit time here, for nothing to collect.
+        gc.freeze()
