@@ -20,7 +20,6 @@ from mini_codex.context.contextual import is_user_input_message
 from mini_codex.context.lazy import LazyHistory, PromptItems
 from mini_codex.context.normalize import (
     PairingIndex,
-    json_pairing_key,
     normalize_history,
     paired_call_id,
 )
@@ -80,16 +79,9 @@ class ContextManager:
     def _index_lazy(self, lazy: LazyHistory) -> PairingIndex:
         """The pairing index of ``lazy`` + ``_items`` and the message indexes of ``lazy``, from
         each lazy item's JSON (one parse each, no model)."""
-        pairing = PairingIndex()
-        messages: list[int] = []
-        json_at, add_key = lazy.json_at, pairing.add_key
-        for index in range(len(lazy)):
-            data = json_at(index)
-            found = json_pairing_key(data)
-            if found is not None:
-                add_key(*found)
-            elif data.get("type") == "message":
-                messages.append(index)
+        kinds = lazy.kinds()
+        pairing = PairingIndex.of_kinds(kinds)
+        messages = [index for index, (kind, _) in enumerate(kinds) if kind == "message"]
         pairing.add(self._items)
         self._lazy_messages = messages
         return pairing

@@ -32,13 +32,24 @@ class LazyHistory(Sequence[ResponseItem]):
     """An immutable history whose items are validated on first read.
 
     ``json_at(index)`` is the item's JSON object, equal to ``self[index].to_json()`` and fresh
-    (the caller may keep or change it), without building the model when it was not read yet.
+    (the caller may keep or change it), without building the model when it was not read yet;
+    ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``.
     """
 
     __slots__ = ()
 
     @abstractmethod
     def json_at(self, index: int) -> dict[str, Any]: ...
+
+    def kind_at(self, index: int) -> tuple[Any, Any]:
+        """The ``type`` and ``call_id`` of item ``index``'s JSON (None when absent); what the
+        pairing index and the message lookup read (implementations may skip the rest)."""
+        data = self.json_at(index)
+        return data.get("type"), data.get("call_id")
+
+    def kinds(self) -> list[tuple[Any, Any]]:
+        """``kind_at`` of every item, in order."""
+        return [self.kind_at(index) for index in range(len(self))]
 
 
 class PromptItems(Sequence[ResponseItem]):

@@ -30,7 +30,6 @@ from mini_codex.protocol.items import (
 __all__ = [
     "ABORTED_OUTPUT",
     "PairingIndex",
-    "json_pairing_key",
     "normalize_history",
     "paired_call_id",
 ]
@@ -78,20 +77,6 @@ def paired_call_id(item: ResponseItem) -> tuple[str, str] | None:
 
 _JSON_CALLS = {"function_call": _FUNCTION, "custom_tool_call": _CUSTOM}
 _JSON_OUTPUTS = {"function_call_output": _FUNCTION, "custom_tool_call_output": _CUSTOM}
-
-
-def json_pairing_key(data: dict[str, Any]) -> tuple[bool, tuple[str, str]] | None:
-    """(is a call, key) of a valid item's JSON (its ``to_json()``), as ``_call_key`` /
-    ``_output_key`` give for the typed item; None when it is neither a call nor an output."""
-    kind = data.get("type")
-    call_id: Any = data.get("call_id")
-    if kind in _JSON_CALLS:
-        return True, (_JSON_CALLS[kind], call_id)
-    if kind in _JSON_OUTPUTS:
-        return False, (_JSON_OUTPUTS[kind], call_id)
-    if kind == "local_shell_call" and isinstance(call_id, str):
-        return True, (_FUNCTION, call_id)
-    return None
 
 
 def _aborted_output(kind: str, call_id: str) -> ResponseItem:
@@ -161,12 +146,24 @@ class PairingIndex:
         else:
             self._unmatched.add(key)
 
-    def add_key(self, is_call: bool, key: tuple[str, str]) -> None:
-        """Index one item by its key (``json_pairing_key``), as ``add`` does for typed items."""
-        if is_call:
-            self._note(key, self._calls, self._outputs)
-        else:
-            self._note(key, self._outputs, self._calls)
+    @classmethod
+    def of_kinds(cls, kinds: Sequence[tuple[Any, Any]]) -> PairingIndex:
+        """The index of valid items given by the ``type`` and ``call_id`` of their JSON (a lazy
+        history's ``kinds()``), with the keys ``_call_key`` / ``_output_key`` give for the
+        typed items (a ``local_shell_call`` is an ``UnknownItem``: a call when its
+        ``call_id`` is a string)."""
+        index = cls()
+        calls = {(_JSON_CALLS[kind], call_id) for kind, call_id in kinds if kind in _JSON_CALLS}
+        calls.update(
+            (_FUNCTION, call_id)
+            for kind, call_id in kinds
+            if kind == "local_shell_call" and isinstance(call_id, str)
+        )
+        outputs = {
+            (_JSON_OUTPUTS[kind], call_id) for kind, call_id in kinds if kind in _JSON_OUTPUTS
+        }
+        index._calls, index._outputs, index._unmatched = calls, outputs, calls ^ outputs
+        return index
 
     @property
     def balanced(self) -> bool:

@@ -61,11 +61,10 @@ from mini_codex.models.openai_sdk import (
 )
 from mini_codex.models.request_body import (
     RESPONSES_KEY_ORDER,
-    ArrayChunks,
     ChunkedBody,
     EncodedArray,
+    InputPieces,
     ItemBytesCache,
-    LazyPrefixBytes,
     compact,
     dumps,
     object_pieces,
@@ -278,12 +277,13 @@ def _failure(response: Any) -> ProviderError:
 class OpenAIResponsesClient(OpenAISdkClient):
     """``ModelClient`` for the Responses API (one instance per session)."""
 
-    _input_cache: ItemBytesCache[ResponseItem] | None = None
-    _input_chunks: ArrayChunks | None = None
+    @functools.cached_property
+    def _input_cache(self) -> ItemBytesCache[ResponseItem]:
+        return ItemBytesCache(encoded_request_item)
 
     @functools.cached_property
-    def _prefix(self) -> LazyPrefixBytes:
-        return LazyPrefixBytes(encoded_request_json)
+    def _input_pieces(self) -> InputPieces:
+        return InputPieces(encoded_request_json, self._input_cache)
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""
@@ -296,15 +296,9 @@ class OpenAIResponsesClient(OpenAISdkClient):
     def request_pieces(self, prompt: Prompt) -> list[bytes]:
         """``request_bytes`` in pieces, built from the cached bytes of the history items
         (``models.request_body``) and sent without joining them into one buffer."""
-        cache = self._input_cache
-        if cache is None:
-            cache = self._input_cache = ItemBytesCache(encoded_request_item)
-            self._input_chunks = ArrayChunks()
-        assert self._input_chunks is not None
-        encoded, stable = self._prefix.encode(prompt.input, cache)
         fields: dict[str, Any] = self._body_fields(prompt)
         fields["stream"] = True
-        fields["input"] = EncodedArray(encoded, self._input_chunks.pieces(encoded, stable))
+        fields["input"] = EncodedArray((), self._input_pieces.pieces(prompt.input))
         return object_pieces(fields, RESPONSES_KEY_ORDER)
 
     def _body_fields(self, prompt: Prompt) -> dict[str, Any]:

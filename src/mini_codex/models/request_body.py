@@ -293,43 +293,72 @@ class ItemBytesCache(ItemCache[_Item, "bytes | None"]):
         return self.computed_count
 
 
-class LazyPrefixBytes:
-    """The encoded items of a prompt input whose history is still lazy (``PromptItems``).
+class InputPieces:
+    """The pieces of a prompt's input array, for any input: a tuple of typed items, or a
+    ``PromptItems`` whose history is still lazy (a resumed session).
 
-    ``encode(items, cache)`` gives the encoded bytes of every item of ``items`` and how many
-    leading ones are the same as in the previous call (``ArrayChunks.pieces``' ``stable``).
-    A ``PromptItems`` prefix is encoded once per prefix, from each item's JSON
-    (``encode_json``, equal to the ``cache``'s bytes of the built item); its tail and any other
-    input go through ``cache`` by identity.
+    Typed items go through ``cache`` (bytes by identity) and ``ArrayChunks``. A lazy prefix is
+    encoded once per prefix, from each item's JSON (``encode_json``, the same bytes the cache
+    gives for the built item), straight into chunks of about ``ArrayChunks.CHUNK_BYTES``: only
+    the chunks are kept (the items' bytes would double the memory of a long resumed history),
+    and the items appended since go through the cache and chunks of their own.
     """
 
-    def __init__(self, encode_json: Callable[[dict[str, Any]], bytes | None]) -> None:
+    def __init__(
+        self,
+        encode_json: Callable[[dict[str, Any]], bytes | None],
+        cache: ItemCache[Any, bytes | None],
+    ) -> None:
         self._encode_json = encode_json
+        self._cache = cache
+        self._chunks = ArrayChunks()
         self._prefix: LazyHistory | None = None
-        self._encoded: list[bytes | None] = []
-        self._was_lazy = False
+        self._prefix_chunks: list[bytes] = []
+        self._prefix_started = False
+        """Whether the prefix has an element (the tail's first one needs a comma)."""
 
-    def encode(
-        self, items: Sequence[_Item], cache: ItemCache[_Item, bytes | None]
-    ) -> tuple[list[bytes | None], int]:
+    def pieces(self, items: Sequence[Any]) -> list[bytes]:
+        cache = self._cache
         if not isinstance(items, PromptItems):
-            if self._was_lazy:  # the cache saw only the tail: nothing lines up
-                cache.clear()
-                self._prefix, self._encoded, self._was_lazy = None, [], False
-            encoded = cache.values(items)
-            return encoded, cache.last_prefix
-        prefix = items.prefix
-        same = prefix is self._prefix
-        if not same:
-            json_at, encode_json = prefix.json_at, self._encode_json
-            self._encoded = [encode_json(json_at(index)) for index in range(len(prefix))]
-            self._prefix = prefix
-            if not self._was_lazy:
-                cache.clear()
-            self._was_lazy = True
-        tail = cache.values(items.tail)  # type: ignore[arg-type]
-        stable = len(self._encoded) + cache.last_prefix if same else 0
-        return [*self._encoded, *tail], stable
+            if self._prefix is not None:  # the cache and chunks saw only a tail: start over
+                self._forget_prefix()
+            return self._chunks.pieces(cache.values(items), cache.last_prefix)
+        if items.prefix is not self._prefix:
+            self._forget_prefix()
+            self._encode_prefix(items.prefix)
+        tail = cache.values(items.tail)
+        tail_pieces = self._chunks.pieces(tail, cache.last_prefix)[1:-1]
+        if tail_pieces and self._prefix_started:
+            tail_pieces.insert(0, b",")
+        return [b"[", *self._prefix_chunks, *tail_pieces, b"]"]
+
+    def _forget_prefix(self) -> None:
+        self._cache.clear()
+        self._chunks = ArrayChunks()
+        self._prefix, self._prefix_chunks, self._prefix_started = None, [], False
+
+    def _encode_prefix(self, prefix: LazyHistory) -> None:
+        json_at, encode_json = prefix.json_at, self._encode_json
+        limit = ArrayChunks.CHUNK_BYTES
+        chunks: list[bytes] = []
+        run: list[bytes] = []
+        size = 0
+        started = False
+        for index in range(len(prefix)):
+            part = encode_json(json_at(index))
+            if part is None:
+                continue
+            if started:
+                run.append(b",")
+            run.append(part)
+            started = True
+            size += len(part) + 1
+            if size >= limit:
+                chunks.append(b"".join(run))
+                run, size = [], 0
+        if run:
+            chunks.append(b"".join(run))
+        self._prefix, self._prefix_chunks, self._prefix_started = prefix, chunks, started
 
 
 _MISSING: Any = object()
@@ -340,9 +369,9 @@ __all__ = [
     "RESPONSES_KEY_ORDER",
     "ArrayChunks",
     "EncodedArray",
+    "InputPieces",
     "ItemBytesCache",
     "ItemCache",
-    "LazyPrefixBytes",
     "compact",
     "dumps",
     "join_array",
