@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     from sys import UnraisableHookArgs
 
-__all__ = ["SignalExit", "install", "main"]
+__all__ = ["SignalExit", "install", "main", "settle_heap"]
 
 _NAMES: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
@@ -89,8 +89,24 @@ def _exit_for(signum: int) -> NoReturn:
     sys.exit(128 + signum)
 
 
+_owner = False
+"""Whether this process is the ``mini-codex`` command (``main``), not a host or a test that runs
+the CLI in-process: only then may the CLI tune process-wide state such as the collector."""
+
+
+def settle_heap() -> None:
+    """Move every object alive now out of the cyclic collector's reach (``gc.freeze``), when
+    this process is the ``mini-codex`` command. Called once the heavy imports are done: their
+    ~100k long-lived objects are then not walked again by each full collection (a resumed
+    session's first turn paid ~0.07 s per collection for them)."""
+    if _owner:
+        gc.freeze()
+
+
 def main() -> None:
     """Run the ``mini-codex`` application with the signal handling above."""
+    global _owner
+    _owner = True
     install()
     try:
         from mini_codex.cli.main import app

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -15,6 +14,7 @@ import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
+from mini_codex.cli.entry import settle_heap
 from mini_codex.cli.env import (
     api_key_for,
     child_environment,
@@ -249,10 +249,7 @@ def run_session(
     if local is not None:
         config, model_name = local.config, local.name
     client = local.client if local is not None else client_for(model_name, config)
-    # The heavy imports are done (the provider's SDK too): their ~100k long-lived objects move
-    # out of the collector's reach, so a resumed history's first turn does not pay full
-    # collections that walk them (the CLI owns the process; nothing frozen is garbage).
-    gc.freeze()
+    settle_heap()  # the heavy imports are done (the provider's SDK too)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
         trace = _open_trace(trace_requests)
