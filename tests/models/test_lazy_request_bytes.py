@@ -34,13 +34,20 @@ TEXT = st.sampled_from(
 CALL_IDS = st.sampled_from(["c1", "c2", "c3"])
 
 
+def _any_order(value: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """``value`` with its keys in any order (a rollout's writer may put ``type`` anywhere)."""
+    return st.permutations(list(value.items())).map(dict)
+
+
 def _content(role: str) -> st.SearchStrategy[list[dict[str, Any]]]:
     kind = "output_text" if role == "assistant" else "input_text"
     part = st.builds(lambda text: {"type": kind, "text": text}, TEXT)
     if role == "user":
         image = st.just({"type": "input_image", "image_url": "data:image/png;base64,AA"})
         part = part | image
-    return st.lists(part, min_size=1, max_size=3)
+    else:
+        part = part | st.builds(lambda text: {"type": "refusal", "refusal": text}, TEXT)
+    return st.lists(part.flatmap(_any_order), min_size=1, max_size=3)
 
 
 def _message() -> st.SearchStrategy[dict[str, Any]]:
@@ -99,7 +106,7 @@ ITEMS = st.one_of(
              "action": {"type": "search", "query": "q"}}),
     st.just({"type": "ghost_snapshot", "ghost_commit": {"id": "abc"}}),
     st.just({"type": "future_item", "x": [1, 2.5, None]}),
-)  # fmt: skip
+).flatmap(_any_order)  # fmt: skip
 
 
 def _write_rollout(path: Path, items: list[dict[str, Any]]) -> None:
@@ -122,7 +129,7 @@ def _prompt(items: Any) -> Prompt:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     history=st.lists(ITEMS, min_size=1, max_size=14),
@@ -161,6 +168,11 @@ def test_a_lazy_resumed_history_prompts_and_encodes_like_the_typed_one(
         item for item in eager.items if isinstance(item, Message)
     ]
     assert lazy.items == eager.items
+    # The same law on the input itself, balanced or not: a lazy prefix encodes like its items.
+    raw, typed = load_resume_state(path).history, tuple(load_resume_state(path).history)
+    assert _client().request_bytes(_prompt(PromptItems(raw, tail))) == _client().request_bytes(
+        _prompt((*typed, *tail))
+    )
     lazy.remove_first_item()  # typed from here on: the same client still sends the right bytes
     eager.remove_first_item()
     edited = tuple(eager.for_prompt())

@@ -31,8 +31,9 @@ __all__ = ["LazyHistory", "PromptItems"]
 class LazyHistory(Sequence[ResponseItem]):
     """An immutable history whose items are validated on first read.
 
-    ``json_at(index)`` is the item's JSON object, equal to ``self[index].to_json()`` and fresh
-    (the caller may keep or change it), without building the model when it was not read yet;
+    ``json_at(index)`` is the item's JSON object, equal to ``self[index].to_json()`` (as a dict:
+    the keys may come in the rollout's order, not the model's) and fresh (the caller may keep or
+    change it), without building the model when it was not read yet;
     ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``.
     """
 

@@ -112,6 +112,8 @@ def _content_part(part: Any) -> Any:
             if part.get("detail") is not None:
                 image["detail"] = part["detail"]
             return image
+        case str() as kind:  # an unknown part: its tag first, as its model dumps it
+            return {"type": kind, **part}
         case _:
             return part
 
@@ -147,7 +149,8 @@ def item_shape(data: dict[str, Any], *, keep_id: bool) -> dict[str, Any] | None:
         case "function_call_output" | "custom_tool_call_output":
             return _pick(data, "type", "call_id", "output")
         case str() if kind in _PASSTHROUGH_TYPES:
-            return {k: v for k, v in data.items() if keep_id or k != "id"}
+            # The tag first, as the item's model dumps it (a raw rollout item may order it later).
+            return {"type": kind, **{k: v for k, v in data.items() if keep_id or k != "id"}}
         case _:
             return None if not keep_id else data
 
@@ -211,8 +214,10 @@ def encoded_request_item(item: ResponseItem) -> bytes | None:
 
 
 def encoded_request_json(data: dict[str, Any]) -> bytes | None:
-    """``encoded_request_item`` of the item whose ``to_json()`` is ``data`` (a lazy history
-    item, ``context.lazy``): the same bytes, without building the model."""
+    """``encoded_request_item`` of the item whose ``to_json()`` equals ``data`` (a lazy history
+    item, ``context.lazy``): the same bytes, without building the model. ``item_shape`` writes
+    the keys it picks in a fixed order and the tag first, as the models dump them (free-form
+    values keep the rollout's order on both paths), so ``data``'s key order does not matter."""
     return _encoded(request_item_json(data))
 
 
