@@ -203,3 +203,17 @@ def test_a_balanced_resumed_history_stays_lazy_until_an_edit_needs_typed_items(
 def test_request_bytes_from_json_equal_the_typed_items_bytes(item: dict[str, Any]) -> None:
     typed = parse_response_item(item)
     assert encoded_request_json(typed.to_json()) == encoded_request_item(typed)
+
+
+CORPUS = sorted(
+    (Path(__file__).resolve().parents[1] / "fixtures" / "rollouts" / "codex").glob("*.jsonl")
+)
+
+
+def test_codex_rollouts_resumed_lazily_encode_like_their_typed_items() -> None:
+    assert len(CORPUS) >= 5
+    for path in CORPUS:
+        raw, typed = load_resume_state(path).history, tuple(load_resume_state(path).history)
+        assert len(raw) > 0, path
+        lazy_bytes = _client().request_bytes(_prompt(PromptItems(raw, ())))
+        assert lazy_bytes == _client().request_bytes(_prompt(typed)), path
