@@ -103,6 +103,17 @@ def settle_heap() -> None:
         gc.freeze()
 
 
+def _first_interrupt(group: BaseExceptionGroup[BaseException]) -> KeyboardInterrupt | None:
+    for exc in group.exceptions:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_interrupt(exc)
+            if found is not None:
+                return found
+    return None
+
+
 def main() -> None:
     """Run the ``mini-codex`` application with the signal handling above."""
     global _owner
@@ -114,6 +125,12 @@ def main() -> None:
         app()
     except KeyboardInterrupt as exc:
         _exit_for(exc.signum if isinstance(exc, SignalExit) else signal.SIGINT)
+    except BaseExceptionGroup as group:
+        # A signal that lands inside a task group (while the session opens) arrives wrapped.
+        interrupt = _first_interrupt(group)
+        if interrupt is None:
+            raise
+        _exit_for(interrupt.signum if isinstance(interrupt, SignalExit) else signal.SIGINT)
     except SystemExit as exc:
         # typer turns a KeyboardInterrupt inside a command into exit code 130, silently.
         if exc.code == 130 and _received:
