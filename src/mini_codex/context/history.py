@@ -78,7 +78,7 @@ class ContextManager:
 
     def _index_lazy(self, lazy: LazyHistory) -> PairingIndex:
         """The pairing index of ``lazy`` + ``_items`` and the message indexes of ``lazy``, from
-        each lazy item's JSON (one parse each, no model)."""
+        each lazy item's ``type`` and ``call_id`` (``kinds()``: no model, no whole parse)."""
         kinds = lazy.kinds()
         pairing = PairingIndex.of_kinds(kinds)
         messages = [index for index, (kind, _) in enumerate(kinds) if kind == "message"]
