@@ -106,3 +106,24 @@ def test_a_second_signal_while_shutting_down_exits_with_one_line(tmp_path: Path)
     assert "Traceback" not in stderr
     assert process.returncode in (130, 143)
     assert stderr in ("", "mini-codex: terminated\n")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_wrapped_by_a_task_group_exits_with_one_line(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    # A signal that lands while the session opens (inside its task group) arrives wrapped in an
+    # exception group: the same one line and exit code as anywhere else during start-up.
+    probe = (
+        "import mini_codex.cli.main as cli\n"
+        "from mini_codex.cli.entry import SignalExit, main\n"
+        "def app():\n"
+        f"    inner = BaseExceptionGroup('g', [SignalExit({int(signum)})])\n"
+        "    raise BaseExceptionGroup('open', [inner])\n"
+        "cli.app = app\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (128 + signum, f"mini-codex: {NAMES[signum]}\n")

@@ -287,6 +287,12 @@ def test_dumps_matches_the_sdk_encoding(value: Sequence[Any]) -> None:
          "status": "completed"},
         {"type": "message", "id": "m", "role": "assistant", "status": "completed",
          "content": [{"type": "output_text", "text": "hi", "annotations": []}]},
+        {"type": "message", "id": "m", "role": "assistant", "status": "completed",
+         "phase": "final_answer",
+         "content": [{"type": "output_text", "text": "a", "logprobs": [],
+                      "annotations": [{"type": "url_citation", "url": "https://x",
+                                       "title": "x", "start_index": 0, "end_index": 1}]},
+                     {"type": "output_text", "text": "b", "annotations": []}]},
         {"type": "message", "id": "m", "role": "assistant",
          "content": [{"type": "refusal", "refusal": "no"}]},
         {"type": "reasoning", "id": "r", "encrypted_content": "e",
@@ -296,7 +302,8 @@ def test_dumps_matches_the_sdk_encoding(value: Sequence[Any]) -> None:
         {"type": "web_search_call", "id": "ws", "status": "completed",
          "action": {"type": "search", "query": "q"}},
     ],
-    ids=["call", "message", "refusal", "reasoning", "part-without-text", "web-search"],
+    ids=["call", "message", "message-annotated", "refusal", "reasoning", "part-without-text",
+         "web-search"],
 )  # fmt: skip
 def test_decoded_output_items_read_like_the_sdk_models(item: dict[str, Any]) -> None:
     from openai._models import construct_type

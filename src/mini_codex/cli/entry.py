@@ -13,6 +13,7 @@ What does not belong here: anything else; the commands live in ``main.py``.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     from sys import UnraisableHookArgs
 
-__all__ = ["SignalExit", "install", "main"]
+__all__ = ["SignalExit", "install", "main", "settle_heap"]
 
 _NAMES: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
@@ -88,8 +89,35 @@ def _exit_for(signum: int) -> NoReturn:
     sys.exit(128 + signum)
 
 
+_owner = False
+"""Whether this process is the ``mini-codex`` command (``main``), not a host or a test that runs
+the CLI in-process: only then may the CLI tune process-wide state such as the collector."""
+
+
+def settle_heap() -> None:
+    """Move every object alive now out of the cyclic collector's reach (``gc.freeze``), when
+    this process is the ``mini-codex`` command. Called once the heavy imports are done: their
+    ~100k long-lived objects are then not walked again by each full collection (a resumed
+    session's first turn paid ~0.07 s per collection for them)."""
+    if _owner:
+        gc.freeze()
+
+
+def _first_interrupt(group: BaseExceptionGroup[BaseException]) -> KeyboardInterrupt | None:
+    for exc in group.exceptions:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_interrupt(exc)
+            if found is not None:
+                return found
+    return None
+
+
 def main() -> None:
     """Run the ``mini-codex`` application with the signal handling above."""
+    global _owner
+    _owner = True
     install()
     try:
         from mini_codex.cli.main import app
@@ -97,8 +125,19 @@ def main() -> None:
         app()
     except KeyboardInterrupt as exc:
         _exit_for(exc.signum if isinstance(exc, SignalExit) else signal.SIGINT)
+    except BaseExceptionGroup as group:
+        # A signal that lands inside a task group (while the session opens) arrives wrapped.
+        interrupt = _first_interrupt(group)
+        if interrupt is None:
+            raise
+        _exit_for(interrupt.signum if isinstance(interrupt, SignalExit) else signal.SIGINT)
     except SystemExit as exc:
         # typer turns a KeyboardInterrupt inside a command into exit code 130, silently.
         if exc.code == 130 and _received:
             _exit_for(_received[-1])
         raise
+    finally:
+        # The command is over (its files are closed and flushed). Without this, the collector
+        # passes of interpreter shutdown walk every object still alive (the imported modules,
+        # a resumed history): 0.15-0.4 s of exit time here, for nothing to collect.
+        gc.freeze()

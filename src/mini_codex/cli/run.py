@@ -15,6 +15,7 @@ import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
+from mini_codex.cli.entry import settle_heap
 from mini_codex.cli.env import (
     api_key_for,
     child_environment,
@@ -249,6 +250,7 @@ def run_session(
     if local is not None:
         config, model_name = local.config, local.name
     client = local.client if local is not None else client_for(model_name, config)
+    settle_heap()  # the heavy imports are done (the provider's SDK too)
     slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
         trace = _open_trace(trace_requests)

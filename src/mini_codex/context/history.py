@@ -14,11 +14,16 @@ fragments into history, then write the returned ``world_state`` item.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from mini_codex.context.contextual import is_user_input_message
-from mini_codex.context.normalize import PairingIndex, normalize_history, paired_call_id
-from mini_codex.protocol.items import ResponseItem
+from mini_codex.context.lazy import LazyHistory, PromptItems
+from mini_codex.context.normalize import (
+    PairingIndex,
+    normalize_history,
+    paired_call_id,
+)
+from mini_codex.protocol.items import Message, ResponseItem
 from mini_codex.protocol.rollout import WorldStateItem
 from mini_codex.world_state.fragment import Fragment
 from mini_codex.world_state.snapshot import WorldStateSnapshot
@@ -42,6 +47,11 @@ class ContextManager:
 
     Items are frozen pydantic models; the manager never modifies them, and ``items`` /
     ``for_prompt()`` return new sequences.
+
+    A resumed history (a ``LazyHistory``, given to :meth:`replace`) stays lazy: appends go
+    after it, the pairing index and the world-state diff read it through ``json_at`` (only its
+    messages are built), and ``for_prompt`` hands it on inside a ``PromptItems``. The first
+    edit that needs typed items (trimming, rollback, ``items``) builds them all (``_typed``).
     """
 
     def __init__(
@@ -51,16 +61,37 @@ class ContextManager:
         world_state_baseline: WorldStateSnapshot | None = None,
     ) -> None:
         self._items: list[ResponseItem] = list(items)
+        self._lazy: LazyHistory | None = None
+        """A resumed history not built yet: it comes before ``_items``."""
+        self._lazy_messages: list[int] | None = None
+        """The indexes of the messages in ``_lazy``, found with the pairing keys."""
         self._baseline = world_state_baseline
         self._pairing: PairingIndex | None = None
         """Call/output keys of ``_items``, built on first use, kept up to date on appends."""
+
+    def _typed(self) -> list[ResponseItem]:
+        """All items as typed items (builds a lazy prefix once)."""
+        if self._lazy is not None:
+            self._items[:0] = self._lazy
+            self._lazy = self._lazy_messages = None
+        return self._items
+
+    def _index_lazy(self, lazy: LazyHistory) -> PairingIndex:
+        """The pairing index of ``lazy`` + ``_items`` and the message indexes of ``lazy``, from
+        each lazy item's ``type`` and ``call_id`` (``kinds()``: no model, no whole parse)."""
+        kinds = lazy.kinds()
+        pairing = PairingIndex.of_kinds(kinds)
+        messages = [index for index, (kind, _) in enumerate(kinds) if kind == "message"]
+        pairing.add(self._items)
+        self._lazy_messages = messages
+        return pairing
 
     # --- reading ----------------------------------------------------------------------------
 
     @property
     def items(self) -> tuple[ResponseItem, ...]:
         """The retained history as stored (not normalized), oldest first."""
-        return tuple(self._items)
+        return tuple(self._typed())
 
     @property
     def world_state_baseline(self) -> WorldStateSnapshot | None:
@@ -68,15 +99,19 @@ class ContextManager:
         return self._baseline
 
     def __len__(self) -> int:
-        return len(self._items)
+        lazy = self._lazy
+        return len(self._items) + (len(lazy) if lazy is not None else 0)
 
-    def for_prompt(self) -> list[ResponseItem]:
-        """The history to send to the model: normalized, stored items left untouched."""
+    def for_prompt(self) -> Sequence[ResponseItem]:
+        """The history to send to the model: normalized, stored items left untouched (a
+        ``PromptItems`` while a resumed history is still lazy, else a new list)."""
+        lazy = self._lazy
         if self._pairing is None:
-            self._pairing = PairingIndex(self._items)
+            self._pairing = PairingIndex(self._items) if lazy is None else self._index_lazy(lazy)
         if self._pairing.balanced:
-            return list(self._items)  # what normalize_history returns, without the walk
-        return normalize_history(self._items)
+            # what normalize_history returns, without the walk
+            return list(self._items) if lazy is None else PromptItems(lazy, self._items)
+        return normalize_history(self._typed())
 
     # --- appending (keeps the baseline) -----------------------------------------------------
 
@@ -90,8 +125,14 @@ class ContextManager:
     # --- rewriting (clears the baseline) ----------------------------------------------------
 
     def replace(self, items: Iterable[ResponseItem]) -> None:
-        """Replace the whole history (compaction, resume install, rollback); clears the baseline."""
-        self._items = list(items)
+        """Replace the whole history (compaction, resume install, rollback); clears the baseline.
+
+        A ``LazyHistory`` is kept as it is (not built; see the class docs)."""
+        if isinstance(items, LazyHistory):
+            self._lazy, self._items = items, []
+        else:
+            self._lazy, self._items = None, list(items)
+        self._lazy_messages = None
         self._baseline = None
         self._pairing = None
 
@@ -102,9 +143,10 @@ class ContextManager:
         """
         self._baseline = None
         self._pairing = None
-        if not self._items:
+        items = self._typed()
+        if not items:
             return None
-        removed = self._items.pop(0)
+        removed = items.pop(0)
         key = paired_call_id(removed)
         if key is not None:
             self._items = [item for item in self._items if paired_call_id(item) != key]
@@ -117,11 +159,12 @@ class ContextManager:
         is dropped and the context before it is kept. ``n <= 0`` or no user turn keeps
         everything. Always ends with ``replace``, so the baseline is cleared in every case.
         """
-        starts = [index for index, item in enumerate(self._items) if is_user_turn_start(item)]
-        keep = len(self._items)
+        items = self._typed()
+        starts = [index for index, item in enumerate(items) if is_user_turn_start(item)]
+        keep = len(items)
         if n > 0 and starts:
             keep = starts[0] if n >= len(starts) else starts[-n]
-        self.replace(self._items[:keep])
+        self.replace(items[:keep])
 
     # --- world-state baseline ---------------------------------------------------------------
 
@@ -140,7 +183,7 @@ class ContextManager:
         baseline is replaced by the new snapshot in every case.
         """
         snapshot = world_state.snapshot()
-        fragments = world_state.render_history_diff(self._baseline, self._items)
+        fragments = world_state.render_history_diff(self._baseline, self._retained_messages())
         item: WorldStateItem | None
         if self._baseline is None:
             item = WorldStateItem(full=True, state=snapshot.to_json())
@@ -149,3 +192,15 @@ class ContextManager:
             item = None if patch is None else WorldStateItem(full=False, state=patch)
         self._baseline = snapshot
         return fragments, item
+
+    def _retained_messages(self) -> Sequence[ResponseItem]:
+        """What ``render_history_diff`` reads of history: its messages, in order (all items
+        while nothing is lazy; a lazy history builds only its messages)."""
+        lazy = self._lazy
+        if lazy is None:
+            return self._items
+        if self._lazy_messages is None:
+            self._pairing = self._index_lazy(lazy)
+        assert self._lazy_messages is not None
+        built = [lazy[index] for index in self._lazy_messages]
+        return [*built, *(item for item in self._items if isinstance(item, Message))]

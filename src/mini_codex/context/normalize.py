@@ -16,6 +16,7 @@ function call: ``function_call_output`` answers it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from mini_codex.protocol.items import (
     CustomToolCall,
@@ -26,7 +27,12 @@ from mini_codex.protocol.items import (
     UnknownItem,
 )
 
-__all__ = ["ABORTED_OUTPUT", "PairingIndex", "normalize_history", "paired_call_id"]
+__all__ = [
+    "ABORTED_OUTPUT",
+    "PairingIndex",
+    "normalize_history",
+    "paired_call_id",
+]
 
 ABORTED_OUTPUT = "aborted"
 """The output text synthesized for a tool call that never got an answer."""
@@ -67,6 +73,10 @@ def paired_call_id(item: ResponseItem) -> tuple[str, str] | None:
     A call and the output that answers it have the same key.
     """
     return _call_key(item) or _output_key(item)
+
+
+_JSON_CALLS = {"function_call": _FUNCTION, "custom_tool_call": _CUSTOM}
+_JSON_OUTPUTS = {"function_call_output": _FUNCTION, "custom_tool_call_output": _CUSTOM}
 
 
 def _aborted_output(kind: str, call_id: str) -> ResponseItem:
@@ -135,6 +145,25 @@ class PairingIndex:
             self._unmatched.discard(key)
         else:
             self._unmatched.add(key)
+
+    @classmethod
+    def of_kinds(cls, kinds: Sequence[tuple[Any, Any]]) -> PairingIndex:
+        """The index of valid items given by the ``type`` and ``call_id`` of their JSON (a lazy
+        history's ``kinds()``), with the keys ``_call_key`` / ``_output_key`` give for the
+        typed items (a ``local_shell_call`` is an ``UnknownItem``: a call when its
+        ``call_id`` is a string)."""
+        index = cls()
+        calls = {(_JSON_CALLS[kind], call_id) for kind, call_id in kinds if kind in _JSON_CALLS}
+        calls.update(
+            (_FUNCTION, call_id)
+            for kind, call_id in kinds
+            if kind == "local_shell_call" and isinstance(call_id, str)
+        )
+        outputs = {
+            (_JSON_OUTPUTS[kind], call_id) for kind, call_id in kinds if kind in _JSON_OUTPUTS
+        }
+        index._calls, index._outputs, index._unmatched = calls, outputs, calls ^ outputs
+        return index
 
     @property
     def balanced(self) -> bool:

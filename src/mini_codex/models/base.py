@@ -13,7 +13,7 @@ settings). What does not belong here: retries (``models.retry``), provider wirin
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
@@ -33,8 +33,9 @@ class Prompt:
     model: str
     instructions: str
     """Base instructions (the system prompt of the Responses API)."""
-    input: tuple[ResponseItem, ...]
-    """History for the prompt, oldest first."""
+    input: Sequence[ResponseItem]
+    """History for the prompt, oldest first: a tuple, or a ``context.PromptItems`` (a resumed
+    history not built yet, which the providers encode from its JSON)."""
     tools: tuple[dict[str, Any], ...] = ()
     """Responses-API tool entries: exactly the step's model-visible specs."""
     parallel_tool_calls: bool = True

@@ -30,6 +30,7 @@ estimated offline (``models.tokens``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -60,9 +61,9 @@ from mini_codex.models.openai_sdk import (
 )
 from mini_codex.models.request_body import (
     RESPONSES_KEY_ORDER,
-    ArrayChunks,
     ChunkedBody,
     EncodedArray,
+    InputPieces,
     ItemBytesCache,
     compact,
     dumps,
@@ -111,6 +112,8 @@ def _content_part(part: Any) -> Any:
             if part.get("detail") is not None:
                 image["detail"] = part["detail"]
             return image
+        case str() as kind:  # an unknown part: its tag first, as its model dumps it
+            return {"type": kind, **part}
         case _:
             return part
 
@@ -146,7 +149,8 @@ def item_shape(data: dict[str, Any], *, keep_id: bool) -> dict[str, Any] | None:
         case "function_call_output" | "custom_tool_call_output":
             return _pick(data, "type", "call_id", "output")
         case str() if kind in _PASSTHROUGH_TYPES:
-            return {k: v for k, v in data.items() if keep_id or k != "id"}
+            # The tag first, as the item's model dumps it (a raw rollout item may order it later).
+            return {"type": kind, **{k: v for k, v in data.items() if keep_id or k != "id"}}
         case _:
             return None if not keep_id else data
 
@@ -197,9 +201,27 @@ def request_input(items: Sequence[ResponseItem]) -> list[dict[str, Any]]:
     return [shaped for shaped in map(request_item, items) if shaped is not None]
 
 
+def request_item_json(data: dict[str, Any]) -> dict[str, Any] | None:
+    """``request_item`` of the item whose ``to_json()`` is ``data``, without the model."""
+    if data.get("type") == "reasoning" and data.get("encrypted_content") is None:
+        return None
+    return item_shape(data, keep_id=False)
+
+
 def encoded_request_item(item: ResponseItem) -> bytes | None:
     """``request_item`` as JSON bytes (what ``ItemBytesCache`` keeps per history item)."""
-    shaped = request_item(item)
+    return _encoded(request_item(item))
+
+
+def encoded_request_json(data: dict[str, Any]) -> bytes | None:
+    """``encoded_request_item`` of the item whose ``to_json()`` equals ``data`` (a lazy history
+    item, ``context.lazy``): the same bytes, without building the model. ``item_shape`` writes
+    the keys it picks in a fixed order and the tag first, as the models dump them (free-form
+    values keep the rollout's order on both paths), so ``data``'s key order does not matter."""
+    return _encoded(request_item_json(data))
+
+
+def _encoded(shaped: dict[str, Any] | None) -> bytes | None:
     if shaped is None:
         return None
     if all(type(value) is str for value in shaped.values()):
@@ -260,8 +282,13 @@ def _failure(response: Any) -> ProviderError:
 class OpenAIResponsesClient(OpenAISdkClient):
     """``ModelClient`` for the Responses API (one instance per session)."""
 
-    _input_cache: ItemBytesCache[ResponseItem] | None = None
-    _input_chunks: ArrayChunks | None = None
+    @functools.cached_property
+    def _input_cache(self) -> ItemBytesCache[ResponseItem]:
+        return ItemBytesCache(encoded_request_item)
+
+    @functools.cached_property
+    def _input_pieces(self) -> InputPieces:
+        return InputPieces(encoded_request_json, self._input_cache)
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""
@@ -274,17 +301,9 @@ class OpenAIResponsesClient(OpenAISdkClient):
     def request_pieces(self, prompt: Prompt) -> list[bytes]:
         """``request_bytes`` in pieces, built from the cached bytes of the history items
         (``models.request_body``) and sent without joining them into one buffer."""
-        cache = self._input_cache
-        if cache is None:
-            cache = self._input_cache = ItemBytesCache(encoded_request_item)
-            self._input_chunks = ArrayChunks()
-        assert self._input_chunks is not None
-        encoded = cache.encode_all(prompt.input)
         fields: dict[str, Any] = self._body_fields(prompt)
         fields["stream"] = True
-        fields["input"] = EncodedArray(
-            encoded, self._input_chunks.pieces(encoded, cache.last_prefix)
-        )
+        fields["input"] = EncodedArray((), self._input_pieces.pieces(prompt.input))
         return object_pieces(fields, RESPONSES_KEY_ORDER)
 
     def _body_fields(self, prompt: Prompt) -> dict[str, Any]:
@@ -401,10 +420,12 @@ __all__ = [
     "REASONING_MODEL_PREFIXES",
     "OpenAIResponsesClient",
     "encoded_request_item",
+    "encoded_request_json",
     "item_shape",
     "output_item",
     "request_input",
     "request_item",
+    "request_item_json",
     "supports_reasoning",
     "usage_from_response",
 ]

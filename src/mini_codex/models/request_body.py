@@ -30,6 +30,8 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
+from mini_codex.context.lazy import LazyHistory, PromptItems
+
 RESPONSES_KEY_ORDER = (
     "model",
     "stream",
@@ -291,6 +293,74 @@ class ItemBytesCache(ItemCache[_Item, "bytes | None"]):
         return self.computed_count
 
 
+class InputPieces:
+    """The pieces of a prompt's input array, for any input: a tuple of typed items, or a
+    ``PromptItems`` whose history is still lazy (a resumed session).
+
+    Typed items go through ``cache`` (bytes by identity) and ``ArrayChunks``. A lazy prefix is
+    encoded once per prefix, from each item's JSON (``encode_json``, the same bytes the cache
+    gives for the built item), straight into chunks of about ``ArrayChunks.CHUNK_BYTES``: only
+    the chunks are kept (the items' bytes would double the memory of a long resumed history),
+    and the items appended since go through the cache and chunks of their own.
+    """
+
+    def __init__(
+        self,
+        encode_json: Callable[[dict[str, Any]], bytes | None],
+        cache: ItemCache[Any, bytes | None],
+    ) -> None:
+        self._encode_json = encode_json
+        self._cache = cache
+        self._chunks = ArrayChunks()
+        self._prefix: LazyHistory | None = None
+        self._prefix_chunks: list[bytes] = []
+        self._prefix_started = False
+        """Whether the prefix has an element (the tail's first one needs a comma)."""
+
+    def pieces(self, items: Sequence[Any]) -> list[bytes]:
+        cache = self._cache
+        if not isinstance(items, PromptItems):
+            if self._prefix is not None:  # the cache and chunks saw only a tail: start over
+                self._forget_prefix()
+            return self._chunks.pieces(cache.values(items), cache.last_prefix)
+        if items.prefix is not self._prefix:
+            self._forget_prefix()
+            self._encode_prefix(items.prefix)
+        tail = cache.values(items.tail)
+        tail_pieces = self._chunks.pieces(tail, cache.last_prefix)[1:-1]
+        if tail_pieces and self._prefix_started:
+            tail_pieces.insert(0, b",")
+        return [b"[", *self._prefix_chunks, *tail_pieces, b"]"]
+
+    def _forget_prefix(self) -> None:
+        self._cache.clear()
+        self._chunks = ArrayChunks()
+        self._prefix, self._prefix_chunks, self._prefix_started = None, [], False
+
+    def _encode_prefix(self, prefix: LazyHistory) -> None:
+        json_at, encode_json = prefix.json_at, self._encode_json
+        limit = ArrayChunks.CHUNK_BYTES
+        chunks: list[bytes] = []
+        run: list[bytes] = []
+        size = 0
+        started = False
+        for index in range(len(prefix)):
+            part = encode_json(json_at(index))
+            if part is None:
+                continue
+            if started:
+                run.append(b",")
+            run.append(part)
+            started = True
+            size += len(part) + 1
+            if size >= limit:
+                chunks.append(b"".join(run))
+                run, size = [], 0
+        if run:
+            chunks.append(b"".join(run))
+        self._prefix, self._prefix_chunks, self._prefix_started = prefix, chunks, started
+
+
 _MISSING: Any = object()
 
 
@@ -299,6 +369,7 @@ __all__ = [
     "RESPONSES_KEY_ORDER",
     "ArrayChunks",
     "EncodedArray",
+    "InputPieces",
     "ItemBytesCache",
     "ItemCache",
     "compact",

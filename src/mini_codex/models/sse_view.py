@@ -30,6 +30,17 @@ def _text_parts(parts: Any, kinds: frozenset[str]) -> bool:
     )
 
 
+def _output_text_parts(parts: Any) -> bool:
+    """Message parts that ``item_shape`` rebuilds as ``{type, text}`` whatever else they carry
+    (``annotations``, ``logprobs``): what the SDK's model adds or reorders there is dropped."""
+    return isinstance(parts, list) and all(
+        isinstance(part, dict)
+        and part.get("type") == "output_text"
+        and isinstance(part.get("text"), str)
+        for part in parts
+    )
+
+
 def sdk_item_json(data: dict[str, Any]) -> dict[str, Any]:
     """An output item's JSON as the SDK's model would dump it (``model_dump(mode="json",
     exclude_unset=True)``), so history items (and so the next request's bytes and the rollout)
@@ -43,7 +54,7 @@ def sdk_item_json(data: dict[str, Any]) -> dict[str, Any]:
     kind = data.get("type")
     if kind in _FLAT_ITEMS:
         return data
-    if kind == "message" and _text_parts(data.get("content"), frozenset({"output_text"})):
+    if kind == "message" and _output_text_parts(data.get("content")):
         return data  # output_text parts are rebuilt by ``item_shape`` anyway
     if (
         kind == "reasoning"

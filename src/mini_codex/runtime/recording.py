@@ -66,7 +66,7 @@ class Recording:
         if lines and self.recorder is not None:
             await self.recorder.record(lines)
 
-    def history_for_prompt(self) -> list[ResponseItem]:
+    def history_for_prompt(self) -> Sequence[ResponseItem]:
         return self.history.for_prompt()
 
     def emit(self, event: SessionEvent) -> None:

@@ -19,6 +19,7 @@ from typing import Protocol
 
 import anyio
 
+from mini_codex.context.lazy import PromptItems
 from mini_codex.errors import ModelError
 from mini_codex.models.base import (
     Completed,
@@ -58,7 +59,7 @@ class TurnIO(Protocol):
 
     async def record_items(self, items: Sequence[ResponseItem]) -> None: ...
 
-    def history_for_prompt(self) -> list[ResponseItem]: ...
+    def history_for_prompt(self) -> Sequence[ResponseItem]: ...
 
     def emit(self, event: SessionEvent) -> None: ...
 
@@ -75,7 +76,7 @@ def build_prompt(step: StepContext, history: Sequence[ResponseItem]) -> Prompt:
     return Prompt(
         model=turn.model,
         instructions=turn.base_instructions,
-        input=tuple(history),
+        input=history if isinstance(history, PromptItems) else tuple(history),
         tools=step.router.model_visible_specs(),
         parallel_tool_calls=True,
         reasoning_effort=turn.reasoning_effort,

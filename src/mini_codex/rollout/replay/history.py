@@ -27,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeAlias, overload
 
+import msgspec
 import orjson
 
+from mini_codex.context.lazy import LazyHistory
 from mini_codex.protocol import ResponseItem
 from mini_codex.protocol.items import RESPONSE_ITEM_ADAPTER
 
@@ -39,6 +41,18 @@ ItemSource: TypeAlias = "ResponseItem | bytes | dict[str, Any]"
 
 _validate = RESPONSE_ITEM_ADAPTER.validate_python
 _loads = orjson.loads
+
+
+class _Kind(msgspec.Struct, gc=False):
+    type: Any = None
+    call_id: Any = None
+
+
+class _KindLine(msgspec.Struct, gc=False):
+    payload: _Kind
+
+
+_decode_kind = msgspec.json.Decoder(_KindLine).decode
 
 
 def materialize_item(source: ItemSource) -> ResponseItem:
@@ -63,8 +77,11 @@ def item_json(source: ItemSource) -> dict[str, Any]:
     return source.to_json()  # type: ignore[union-attr]
 
 
-class History(Sequence[ResponseItem]):
-    """An immutable sequence of response items, each validated (and cached) on first access."""
+class History(LazyHistory):
+    """An immutable sequence of response items, each validated (and cached) on first access.
+
+    A ``context.LazyHistory``: a resumed session keeps it lazy (``ContextManager.replace``).
+    """
 
     __slots__ = ("_items", "_sources")
 
@@ -118,6 +135,43 @@ class History(Sequence[ResponseItem]):
                 if item is None:
                     items[index] = materialize_item(self._sources[index])
         return items  # type: ignore[return-value]
+
+    def json_at(self, index: int) -> dict[str, Any]:
+        """The JSON of item ``index`` (``self[index].to_json()``), without validating it."""
+        items = self._items
+        item = items[index] if items is not None else None
+        return item.to_json() if item is not None else item_json(self._sources[index])
+
+    def kind_at(self, index: int) -> tuple[Any, Any]:
+        """``(type, call_id)`` of item ``index``; a raw line is decoded into just those two
+        fields (msgspec skips the rest: a third of the cost of parsing the whole line)."""
+        source = self._sources[index]
+        items = self._items
+        if type(source) is bytes and (items is None or items[index] is None):
+            try:
+                facts = _decode_kind(source).payload
+            except msgspec.MsgspecError:
+                pass  # orjson accepted the line (replay did); let it decide
+            else:
+                return facts.type, facts.call_id
+        return super().kind_at(index)
+
+    def kinds(self) -> list[tuple[Any, Any]]:
+        if self._items is not None:
+            return super().kinds()
+        kinds: list[tuple[Any, Any]] = []
+        append, decode, fallback = kinds.append, _decode_kind, super().kind_at
+        for index, source in enumerate(self._sources):
+            if type(source) is bytes:
+                try:
+                    facts = decode(source).payload
+                except msgspec.MsgspecError:
+                    pass
+                else:
+                    append((facts.type, facts.call_id))
+                    continue
+            append(fallback(index))
+        return kinds
 
     def to_json(self) -> list[dict[str, Any]]:
         """The items' JSON objects, without validating the ones not read yet."""

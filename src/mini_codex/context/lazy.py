@@ -1,0 +1,105 @@
+"""Histories whose items are built on first read, and the prompt input made of one (pure).
+
+What belongs here: :class:`LazyHistory`, the contract of a replayed history that keeps its items
+as raw JSON until someone reads them (``rollout.replay.History`` implements it), and
+:class:`PromptItems`, a prompt's input made of such a history plus the items appended since.
+What does not: deciding which raw items are valid (``rollout/replay``), encoding request bodies
+(``models``).
+
+Why (issue 13): a resumed session of 100k rollout lines holds ~40k history items. Building their
+pydantic models costs more than the replay itself and several times its memory, and the first
+request needs only each item's request bytes, its call/output pairing key and, for the
+world-state diff, the messages. So the ``ContextManager`` keeps a resumed history lazy
+(``ContextManager.replace``), answers those questions from :meth:`LazyHistory.json_at` (one parse
+of the raw item, no model) and the providers encode the request from the same JSON. Reading an
+item through the ``Sequence`` interface still gives the typed item, equal to the one the eager
+path builds, so every other consumer is unchanged (only slower on first read).
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterator, Sequence
+from itertools import chain
+from typing import Any, overload
+
+from mini_codex.protocol.items import ResponseItem
+
+__all__ = ["LazyHistory", "PromptItems"]
+
+
+class LazyHistory(Sequence[ResponseItem]):
+    """An immutable history whose items are validated on first read.
+
+    ``json_at(index)`` is the item's JSON object, equal to ``self[index].to_json()`` (as a dict:
+    the keys may come in the rollout's order, not the model's) and fresh (the caller may keep or
+    change it), without building the model when it was not read yet;
+    ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def json_at(self, index: int) -> dict[str, Any]: ...
+
+    def kind_at(self, index: int) -> tuple[Any, Any]:
+        """The ``type`` and ``call_id`` of item ``index``'s JSON (None when absent); what the
+        pairing index and the message lookup read (implementations may skip the rest)."""
+        data = self.json_at(index)
+        return data.get("type"), data.get("call_id")
+
+    def kinds(self) -> list[tuple[Any, Any]]:
+        """``kind_at`` of every item, in order."""
+        return [self.kind_at(index) for index in range(len(self))]
+
+
+class PromptItems(Sequence[ResponseItem]):
+    """A prompt's input: a lazy ``prefix`` (a resumed history) followed by typed ``tail`` items.
+
+    Equal to any sequence (tuple, list) with equal items, like the tuple it stands for.
+    Iterating or indexing builds the prefix's items; the providers read ``prefix.json_at``
+    instead (``models.openai_responses``).
+    """
+
+    __slots__ = ("prefix", "tail")
+
+    def __init__(self, prefix: LazyHistory, tail: Sequence[ResponseItem]) -> None:
+        self.prefix = prefix
+        self.tail: tuple[ResponseItem, ...] = tuple(tail)
+
+    def __len__(self) -> int:
+        return len(self.prefix) + len(self.tail)
+
+    @overload
+    def __getitem__(self, index: int) -> ResponseItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ResponseItem, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ResponseItem | tuple[ResponseItem, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("prompt input index out of range")
+        cut = len(self.prefix)
+        return self.prefix[index] if index < cut else self.tail[index - cut]
+
+    def __iter__(self) -> Iterator[ResponseItem]:
+        return chain(self.prefix, self.tail)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PromptItems):
+            if self.prefix is other.prefix and self.tail == other.tail:
+                return True
+        elif not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"PromptItems({tuple(self)!r})"
