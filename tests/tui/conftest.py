@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mini_codex.config import Config, McpServerConfig
+from mini_codex.config import Config, McpServerConfig, ToolsConfig
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
 from mini_codex.runtime.session import Session, SessionOptions
@@ -38,6 +38,8 @@ class Harness:
     policy: str = "never"
     sessions: list[Session] = field(default_factory=list)
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    unified_exec: bool = False
+    """``exec_command`` + ``write_stdin`` instead of ``shell``."""
     open_delay_s: float = 0.0
     """A slow start (the runtime's imports): the session opens after this long."""
 
@@ -61,6 +63,7 @@ class Harness:
                 config=Config(
                     approval_policy=self.policy,  # type: ignore[arg-type]
                     mcp_servers=self.mcp_servers,
+                    tools=ToolsConfig(unified_exec=self.unified_exec),
                 ),
                 env=ENV,
                 clock=lambda: FIXED_NOW,

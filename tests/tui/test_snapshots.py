@@ -19,6 +19,7 @@ from tui_helpers import idle, type_and_send, wait_for
 
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call, reasoning
 from mini_codex.tui.app import MiniCodexApp
+from mini_codex.tui.composer import Composer
 from mini_codex.tui.host import PICK
 from mini_codex.tui.run import ui_harness
 from mini_codex.tui.screens import ApprovalScreen, ResumePicker
@@ -76,6 +77,7 @@ async def shoot(
 ) -> None:
     async with ui_harness(app, size=(80, 24)) as pilot:
         await until(pilot)
+        app.query_one(Composer).cursor_blink = False  # a steady cursor: no blink phase in SVGs
         previous = ""
         for _ in range(50):  # until the screen stops changing (layout and scrolling settled)
             await pilot.pause(0.15)
@@ -147,3 +149,62 @@ async def test_snapshot_resume_picker(snap_harness) -> None:
         )
 
     await shoot(app, "resume_picker", until)
+
+
+async def test_snapshot_shell_live_tail(snap_harness) -> None:
+    command = (
+        'for i in $(seq 1 20); do echo "test_$i ... ok"; done; '
+        "while [ ! -e go ]; do sleep 0.05; done"
+    )
+    harness = snap_harness(
+        [
+            ScriptedResponse([function_call("shell", {"command": command}, "s1")]),
+            ScriptedResponse([assistant("ok")]),
+        ]
+    )
+    app = harness.app(prompt="run the tests")
+
+    async def until(pilot: Pilot[None]) -> None:
+        await wait_for(
+            pilot, lambda: any("test_20 ... ok" in line for line in app.transcript_lines())
+        )
+
+    await shoot(app, "shell_live_tail", until)  # the command is still running
+
+
+async def test_snapshot_exec_cells(snap_harness) -> None:
+    harness = snap_harness(
+        [
+            ScriptedResponse(
+                [function_call("exec_command", {"cmd": "python3 -c 'print(6*7)'"}, "e1")]
+            ),
+            ScriptedResponse(
+                [
+                    function_call(
+                        "exec_command",
+                        {"cmd": "echo ready; read name; echo hi $name", "yield_time_ms": 500},
+                        "e2",
+                    )
+                ]
+            ),
+            ScriptedResponse(
+                [
+                    function_call(
+                        "write_stdin",
+                        {"session_id": 2, "chars": "ada\n", "yield_time_ms": 5000},
+                        "w1",
+                    )
+                ]
+            ),
+            ScriptedResponse([assistant("It answered **hi ada**.")]),
+        ]
+    )
+    harness.unified_exec = True
+    app = harness.app(prompt="greet ada")
+
+    async def until(pilot: Pilot[None]) -> None:
+        await wait_for(
+            pilot, lambda: idle(app) and "It answered **hi ada**." in app.transcript_lines()
+        )
+
+    await shoot(app, "exec_cells", until)

@@ -29,6 +29,7 @@ from mini_codex.protocol.events import TaskComplete, TaskStarted
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ErrorEvent,
+    ExecCommandOutputDelta,
     ItemCompleted,
     SessionConfigured,
     SessionEvent,
@@ -206,6 +207,8 @@ class MiniCodexApp(App[None]):
                 self._user_message(event.message)
             case ToolCallBegin():
                 self.transcript.tool_begin(event)
+            case ExecCommandOutputDelta():
+                self.transcript.tool_output(event)
             case ToolCallEnd():
                 self.transcript.tool_end(event)
             case StepStarted():
