@@ -17,6 +17,7 @@ from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
 from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel, ScriptedResponse
+from mini_codex.tools.images import ImageFile
 from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.host import Target
 from mini_codex.tui.run import build_app
@@ -83,6 +84,7 @@ class Harness:
         target: Target = None,
         prompt: str | None = None,
         files: tuple[str, ...] | None = None,
+        images: tuple[ImageFile, ...] = (),
     ) -> MiniCodexApp:
         return build_app(
             self.opener(),  # type: ignore[arg-type]
@@ -90,6 +92,7 @@ class Harness:
             home=self.home,
             initial_prompt=prompt,
             files=files,
+            images=images,
         )
 
 

@@ -420,7 +420,8 @@ def resume_command(
             # No prompt on a terminal: continue in the interactive UI (no session: a picker).
             from mini_codex.cli.interactive import UiOptions, run_interactive
 
-            options = UiOptions(model, cd, sandbox, ask_for_approval, config or [])
+            images = tuple(image or ())
+            options = UiOptions(model, cd, sandbox, ask_for_approval, config or [], images)
             where: Path | str = (
                 latest_rollout(cd) if last else find_rollout(target) if target else "pick"
             )

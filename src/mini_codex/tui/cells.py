@@ -27,6 +27,19 @@ def user_text(message: str) -> Text:
     return Text.assemble(("› ", "bold cyan"), (message, "bold"))
 
 
+def image_chip(name: str, size: tuple[int, int] | None) -> str:
+    """``[image: shot.png 640x480]`` (without the size when the header does not give it)."""
+    return f"[image: {name} {size[0]}x{size[1]}]" if size is not None else f"[image: {name}]"
+
+
+def user_text_with_images(message: str, chips: list[str]) -> Text:
+    text = user_text(message)
+    for chip in chips:
+        text.append("\n  ")
+        text.append(chip, style="magenta")
+    return text
+
+
 def queued_text(message: str) -> Text:
     return Text.assemble(("› ", "dim cyan"), (message, "dim"), ("  (queued)", "italic yellow"))
 
