@@ -5,13 +5,11 @@ request carries ``input_image`` parts exactly as ``exec -i`` sends them."""
 from __future__ import annotations
 
 import base64
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
 from textual.widgets import Static
-from tui_helpers import idle, type_and_send, wait_for
+from tui_helpers import idle, png, type_and_send, wait_for
 
 from mini_codex.models.openai_responses import request_input
 from mini_codex.testing import ScriptedResponse, assistant
@@ -20,21 +18,6 @@ from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.run import ui_harness
 
 pytestmark = pytest.mark.anyio
-
-
-def png(width: int, height: int) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    rows = b"".join(b"\x00" + b"\x00\xff\x00" * width for _ in range(height))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
 
 
 def data_url(data: bytes) -> str:
