@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
-from tui_helpers import idle, type_and_send, wait_for
+from tui_helpers import idle, png, type_and_send, wait_for
 
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call, reasoning
+from mini_codex.tools.images import load_image
 from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.composer import Composer
 from mini_codex.tui.host import PICK
@@ -208,3 +209,19 @@ async def test_snapshot_exec_cells(snap_harness) -> None:
         )
 
     await shoot(app, "exec_cells", until)
+
+
+async def test_snapshot_images(snap_harness) -> None:
+    (WORK / "screenshot.png").write_bytes(png(1280, 800))
+    (WORK / "diagram.png").write_bytes(png(64, 48))
+    harness = snap_harness([ScriptedResponse([assistant("A login form with two fields.")])])
+    app = harness.app(
+        prompt="what does this screenshot show?", images=(load_image(WORK / "screenshot.png"),)
+    )
+
+    async def until(pilot: Pilot[None]) -> None:
+        await wait_for(pilot, lambda: idle(app) and len(app.transcript_lines()) >= 3)
+        await type_and_send(pilot, "/image diagram.png")
+        await wait_for(pilot, lambda: bool(app.attachments))
+
+    await shoot(app, "images", until)
