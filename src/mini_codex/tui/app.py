@@ -39,9 +39,9 @@ from mini_codex.protocol.session_events import (
     ToolCallEnd,
     WarningEvent,
 )
-from mini_codex.tools.images import ImageError, ImageFile, load_image
+from mini_codex.tools.images import ImageFile
 from mini_codex.tui import cells, slash
-from mini_codex.tui.attachments import image_chip, pending_text, user_input
+from mini_codex.tui.attachments import AttachmentBar, image_chip, user_input
 from mini_codex.tui.composer import Completion, Composer
 from mini_codex.tui.fuzzy import best_matches
 from mini_codex.tui.history import PromptHistory
@@ -103,8 +103,7 @@ class MiniCodexApp(App[None]):
         self.pending_prompts: list[tuple[str, list[ImageFile]]] = []
         """Sent before the session was open (with their images); sent when it opens."""
         self._initial_images = list(images) if initial_prompt else []
-        self.attachments: list[ImageFile] = [] if initial_prompt else list(images)
-        """Images attached (``/image PATH``) to the next message."""
+        self._first_attachments = [] if initial_prompt else list(images)
         self._chips_for: dict[str, list[str]] = {}
         """Image chips of sent messages, shown when the message enters the transcript."""
         self._files = files
@@ -118,7 +117,7 @@ class MiniCodexApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
         yield Static(id="queued")
-        yield Static(id="attachments")
+        yield AttachmentBar(self._first_attachments, id="attachments")
         yield OptionList(id="menu")
         yield Composer(self.history, id="composer")
         yield Static(id="status")
@@ -130,7 +129,6 @@ class MiniCodexApp(App[None]):
         # The session opens after the first frame: the composer is usable at once.
         self.call_after_refresh(self.mounted.set)
         self.refresh_status()
-        self._refresh_attachments()
 
     # --- the session -------------------------------------------------------------------------
 
@@ -300,9 +298,7 @@ class MiniCodexApp(App[None]):
 
     def send(self, text: str) -> None:
         """Send ``text`` (with the attached images) as a new turn, or as steering input."""
-        images, self.attachments = self.attachments, []
-        self._refresh_attachments()
-        self._submit(text, images)
+        self._submit(text, self.query_one(AttachmentBar).take())
 
     def _submit(self, text: str, images: list[ImageFile]) -> None:
         session = self.session
@@ -321,27 +317,20 @@ class MiniCodexApp(App[None]):
             self.refresh_status()
         session.submit(user_input(text, images))
 
+    @property
+    def attachments(self) -> list[ImageFile]:
+        """Images attached (``-i`` without a prompt, ``/image PATH``) to the next message."""
+        return self.query_one(AttachmentBar).images
+
     def attach_image(self, path: Path) -> None:
         """``/image PATH``: attach an image to the next message (a clear note when it cannot)."""
-        try:
-            image = load_image(path)
-        except ImageError as exc:
-            self.note(Text(f"/image: {exc}", style="red"))
-            return
-        self.attachments.append(image)
-        self._refresh_attachments()
+        problem = self.query_one(AttachmentBar).attach(path)
+        if problem is not None:
+            self.note(Text(f"/image: {problem}", style="red"))
 
     def drop_images(self) -> None:
-        dropped, self.attachments = len(self.attachments), []
-        self._refresh_attachments()
+        dropped = len(self.query_one(AttachmentBar).take())
         self.note(Text(f"/image: dropped {dropped} attached image(s)", style="dim"))
-
-    def _refresh_attachments(self) -> None:
-        if not self._ui_ready:
-            return
-        widget = self.query_one("#attachments", Static)
-        widget.display = bool(self.attachments)
-        widget.update(pending_text(self.attachments))
 
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = message.text
