@@ -2,7 +2,8 @@
 
 It is fed by the app, one session event at a time, and only displays: streamed answer text is
 appended in chunks (deltas that arrive while one chunk renders join the next one), tool cells are
-updated in place when their call ends.
+updated in place: a running command's cell shows the last lines of its output as they arrive
+(``exec_command_output_delta``), and every cell its result when the call ends.
 """
 
 from __future__ import annotations
