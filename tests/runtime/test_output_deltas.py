@@ -178,7 +178,7 @@ async def test_exec_command_and_write_stdin_stream_under_their_own_call_ids(
     command = "echo started; read answer; echo got $answer; sleep 0.2; echo bye"
     script = [
         ScriptedResponse(
-            [function_call("exec_command", {"cmd": command, "yield_time_ms": 500}, "e1")]
+            [function_call("exec_command", {"cmd": command, "yield_time_ms": 2000}, "e1")]
         ),
         ScriptedResponse(
             [

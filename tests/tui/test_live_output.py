@@ -78,7 +78,7 @@ async def test_exec_command_and_write_stdin_cells(make_harness) -> None:
                 [function_call("exec_command", {"cmd": live_cmd, "yield_time_ms": 20000}, "e1")]
             ),
             ScriptedResponse(
-                [function_call("exec_command", {"cmd": ask_cmd, "yield_time_ms": 500}, "e2")]
+                [function_call("exec_command", {"cmd": ask_cmd, "yield_time_ms": 2000}, "e2")]
             ),
             ScriptedResponse(
                 [

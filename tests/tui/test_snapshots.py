@@ -183,7 +183,7 @@ async def test_snapshot_exec_cells(snap_harness) -> None:
                 [
                     function_call(
                         "exec_command",
-                        {"cmd": "echo ready; read name; echo hi $name", "yield_time_ms": 500},
+                        {"cmd": "echo ready; read name; echo hi $name", "yield_time_ms": 2000},
                         "e2",
                     )
                 ]
