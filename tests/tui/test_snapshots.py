@@ -6,6 +6,7 @@ screenshots too). Run-dependent text (durations, Textual's per-render class ids)
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -30,6 +31,7 @@ pytestmark = pytest.mark.anyio
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 WORK = Path("/tmp/mini-codex-tui-snapshots/work")
 """A fixed workspace path, so the paths shown are the same in every run."""
+LOCK = Path("/tmp/mini-codex-tui-snapshots.lock")
 
 PATCH = (
     "*** Begin Patch\n*** Add File: hello.py\n+import sys\n+print('hello from', sys.argv[0])\n"
@@ -61,16 +63,19 @@ def check_snapshot(app: MiniCodexApp, name: str) -> None:
 
 @pytest.fixture
 def snap_harness(make_harness, tmp_path):
-    shutil.rmtree(WORK.parent, ignore_errors=True)
-    WORK.mkdir(parents=True)
+    # WORK is one fixed path for every checkout on this machine: runs take turns (a lock file).
+    with open(LOCK, "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(WORK.parent, ignore_errors=True)
+        WORK.mkdir(parents=True)
 
-    def make(script: list[ScriptedResponse], policy: str = "never"):
-        harness = make_harness(script, policy)
-        harness.work = WORK
-        return harness
+        def make(script: list[ScriptedResponse], policy: str = "never"):
+            harness = make_harness(script, policy)
+            harness.work = WORK
+            return harness
 
-    yield make
-    shutil.rmtree(WORK.parent, ignore_errors=True)
+        yield make
+        shutil.rmtree(WORK.parent, ignore_errors=True)
 
 
 async def shoot(
