@@ -5,6 +5,8 @@ so the screen is checked while the command is really still running."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from tui_helpers import idle, wait_for
 
@@ -108,3 +110,23 @@ async def test_exec_command_and_write_stdin_cells(make_harness) -> None:
         f"$ {ask_cmd}\nstarted\n● still running · session 2 · N.Ns",
         '↳ session 2 ← "yes\\n"\ngot yes\n✓ exit 0 · N.Ns',
     ]
+
+
+async def test_an_interrupted_command_keeps_the_output_it_printed(make_harness) -> None:
+    command = f"echo compiling; echo linking; {WAIT_FOR_GO}"
+    harness = make_harness(
+        [
+            ScriptedResponse([function_call("shell", {"command": command}, "slow")]),
+            ScriptedResponse([assistant("back")]),
+        ]
+    )
+    app = harness.app(prompt="build")
+    title = f"$ {command}"
+    async with ui_harness(app) as pilot:
+        await wait_for(pilot, lambda: "\nlinking\n" in cell(app, title))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: idle(app) and "■ turn interrupted" in app.transcript_lines())
+        text = without_duration(cell(app, title))
+    shown = re.sub(r"Wall time: \d+\.\d seconds", "Wall time: N seconds", text)
+    aborted = ["Wall time: N seconds", "aborted by user", "✗ no exit code · N.Ns"]
+    assert shown == "\n".join([title, "compiling", "linking", *aborted])

@@ -152,7 +152,7 @@ class Transcript(VerticalScroll):
         self.follow()
 
     def tool_end(self, event: ToolCallEnd) -> None:
-        self.live_tails.pop(event.call_id, None)
+        live = self.live_tails.pop(event.call_id, None)
         cell = self.tool_cells.pop(event.call_id, None)
         if cell is None:
             if event.name == "update_plan" and event.success is False:
@@ -162,6 +162,9 @@ class Transcript(VerticalScroll):
         result = cells.tool_result(
             event.name, event.output, event.success, event.duration_s, event.details
         )
+        seen = live.text() if live is not None else ""
+        if seen and event.details is None:  # no output in the result (interrupted): keep the tail
+            result = Text.assemble((seen + "\n", "dim"), result)
         cell.update(Text.assemble(title, "\n", result))
         self.follow()
 
