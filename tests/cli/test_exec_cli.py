@@ -8,6 +8,7 @@ by the module); the other refusals drive the typer app in-process, which is much
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -112,6 +113,19 @@ def exec_run(tmp_path_factory: pytest.TempPathFactory) -> ExecRun:
     events = json_lines(result.stdout)
     rollout = Path(events[0]["rollout_path"]).read_bytes()
     return ExecRun(root, env, events, trace, json_lines(trace.read_text()), rollout)
+
+
+def test_json_events_carry_the_live_output_of_commands(exec_run: ExecRun) -> None:
+    """``--json-events=mini-codex`` includes Codex's ``exec_command_output_delta`` (base64 chunks
+    of the merged output), before the call's end; the rollout never records them."""
+    events = exec_run.events
+    (shell_end,) = [e for e in events if e["type"] == "tool_call_end" and e["name"] == "shell"]
+    deltas = [e for e in events if e["type"] == "exec_command_output_delta"]
+    assert {(d["call_id"], d["stream"]) for d in deltas} == {(shell_end["call_id"], "stdout")}
+    chunks = b"".join(base64.b64decode(d["chunk"]) for d in deltas)
+    assert chunks.decode() == shell_end["details"]["output"]
+    assert max(events.index(d) for d in deltas) < events.index(shell_end)
+    assert b"exec_command_output_delta" not in exec_run.rollout
 
 
 def test_exec_runs_the_scripted_loop_offline_with_json_events_and_a_request_trace(

@@ -41,6 +41,10 @@ def test_a_bad_option_is_refused_before_anything_starts(tmp_path: Path) -> None:
             (UiOptions(cd=Path("/tmp"), approval="never", overrides=["model=y"]), "task"),
         ),
         ([], (UiOptions(), None)),
+        (
+            ["-i", "a.png", "--image", "b.jpg", "what", "is", "this"],
+            (UiOptions(images=(Path("a.png"), Path("b.jpg"))), "what is this"),
+        ),
     ],
 )
 def test_without_a_command_the_words_are_the_ui_prompt(
@@ -71,3 +75,19 @@ def test_resume_without_a_terminal_keeps_its_old_errors(tmp_path: Path) -> None:
     result = runner.invoke(app, ["resume"], env=env)
     assert result.exit_code == 2
     assert result.output == "error: give a SESSION_ID or PATH, or --last\n"
+
+
+def test_a_bad_image_is_refused_before_the_ui_starts(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not an image")
+    env = {"MINI_CODEX_HOME": str(tmp_path)}
+    runner = CliRunner()
+    missing = runner.invoke(app, ["-i", str(tmp_path / "missing.png"), "look"], env=env)
+    text = runner.invoke(app, ["-i", str(tmp_path / "notes.txt")], env=env)
+    assert [(missing.exit_code, missing.output), (text.exit_code, text.output)] == [
+        (2, f"error: image {tmp_path}/missing.png: No such file or directory\n"),
+        (
+            2,
+            f"error: image {tmp_path}/notes.txt: unsupported format (expected PNG, JPEG, GIF "
+            "or WebP)\n",
+        ),
+    ]

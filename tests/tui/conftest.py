@@ -12,11 +12,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mini_codex.config import Config, McpServerConfig
+from mini_codex.config import Config, McpServerConfig, ToolsConfig
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
 from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel, ScriptedResponse
+from mini_codex.tools.images import ImageFile
 from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.host import Target
 from mini_codex.tui.run import build_app
@@ -38,6 +39,8 @@ class Harness:
     policy: str = "never"
     sessions: list[Session] = field(default_factory=list)
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    unified_exec: bool = False
+    """``exec_command`` + ``write_stdin`` instead of ``shell``."""
     open_delay_s: float = 0.0
     """A slow start (the runtime's imports): the session opens after this long."""
 
@@ -61,6 +64,7 @@ class Harness:
                 config=Config(
                     approval_policy=self.policy,  # type: ignore[arg-type]
                     mcp_servers=self.mcp_servers,
+                    tools=ToolsConfig(unified_exec=self.unified_exec),
                 ),
                 env=ENV,
                 clock=lambda: FIXED_NOW,
@@ -80,6 +84,7 @@ class Harness:
         target: Target = None,
         prompt: str | None = None,
         files: tuple[str, ...] | None = None,
+        images: tuple[ImageFile, ...] = (),
     ) -> MiniCodexApp:
         return build_app(
             self.opener(),  # type: ignore[arg-type]
@@ -87,6 +92,7 @@ class Harness:
             home=self.home,
             initial_prompt=prompt,
             files=files,
+            images=images,
         )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tui_helpers import png
 
 MINI_CODEX = Path(sys.executable).parent / "mini-codex"
 
@@ -107,3 +108,38 @@ def test_deny_then_approve_then_quit_in_a_real_terminal(tmux: Tmux, tmp_path: Pa
     tmux.wait_for(lambda s: f"resumed session {session_id[:8]}" in s, target="again")
     tmux.run("send-keys", "-t", "again", "C-d")
     assert "EXITED 0" in tmux.wait_for(lambda s: "EXITED" in s, target="again")
+
+
+def test_live_output_and_an_image_chip_in_a_real_terminal(tmux: Tmux, tmp_path: Path) -> None:
+    """``-i FILE`` shows its chip under the opening prompt; a running command's output appears
+    while it runs (the command waits for a file the test creates), then its exit code."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    (work / "shot.png").write_bytes(png(3, 2))
+    command = "for i in 1 2 3; do echo step$i; done; while [ ! -e go ]; do sleep 0.05; done"
+    call = {"type": "function_call", "name": "shell", "call_id": "c1"}
+    call["arguments"] = {"command": command}
+    final = {"output": [{"type": "message", "content": "saw the picture"}]}
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"output": [call]}) + "\n" + json.dumps(final) + "\n")
+    env = {"MINI_CODEX_HOME": str(home), "TERM": "xterm-256color", "PATH": os.environ["PATH"]}
+    exports = " ".join(f"{key}={value}" for key, value in env.items())
+    run = (
+        f"cd {work} && env {exports} {MINI_CODEX} -m scripted:{script} -a never "
+        f"-i shot.png 'what is in it'; echo EXITED $?; sleep 30"
+    )
+    tmux.run("new-session", "-d", "-s", "ui", "-x", "100", "-y", "30", run)
+    screen = tmux.wait_for(lambda s: "step3" in s and "⋯ running" in s)
+    assert "[image: shot.png 3x2]" in screen
+    assert "saw the picture" not in screen
+    (work / "go").touch()
+    screen = tmux.wait_for(lambda s: "saw the picture" in s)
+    assert "✓ exit 0" in screen
+    assert "⋯ running" not in screen
+    tmux.run("send-keys", "-t", "ui", "C-d")
+    assert "EXITED 0" in tmux.wait_for(lambda s: "EXITED" in s)
+    (rollout,) = home.glob("sessions/*/*/*/rollout-*.jsonl")
+    text = rollout.read_text()
+    assert '"type":"input_image"' in text.replace(" ", "")
+    assert "exec_command_output_delta" not in text

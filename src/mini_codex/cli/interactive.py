@@ -28,6 +28,7 @@ from mini_codex.cli.run import approval_choice, client_for, recorded_cwd, sandbo
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
+from mini_codex.tools.images import load_image
 
 if TYPE_CHECKING:
     from mini_codex.runtime.session import Session
@@ -40,6 +41,8 @@ class UiOptions:
     sandbox: str | None = None
     approval: str | None = None
     overrides: list[str] = field(default_factory=list)
+    images: tuple[Path, ...] = ()
+    """``-i FILE``: attached to the opening prompt (or to the first message sent)."""
 
 
 def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
@@ -101,6 +104,7 @@ def run_interactive(
     home = mini_codex_home()
     if options.cd is not None and not options.cd.is_dir():
         raise MiniCodexError(f"--cd {options.cd}: not a directory")
+    images = tuple(load_image(path) for path in options.images)  # refused before the UI starts
     opener = make_opener(options, home)
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         raise MiniCodexError(
@@ -108,7 +112,13 @@ def run_interactive(
         )
     from mini_codex.tui.run import build_app, run_ui
 
-    app = build_app(opener, target=resume, home=home, initial_prompt=prompt)  # type: ignore[arg-type]
+    app = build_app(
+        opener,  # type: ignore[arg-type]
+        target=resume,
+        home=home,
+        initial_prompt=prompt,
+        images=images,
+    )
     code = anyio.run(run_ui, app)
     session_id = app.last_session_id
     if session_id:

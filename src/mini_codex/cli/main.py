@@ -18,7 +18,10 @@ from typer.core import TyperGroup
 from mini_codex._version import __version__
 
 _VALUE_OPTIONS = frozenset(
-    {"-m", "--model", "-C", "--cd", "-s", "--sandbox", "-a", "--ask-for-approval", "-c", "--config"}
+    {
+        *("-m", "--model", "-C", "--cd", "-s", "--sandbox", "-a", "--ask-for-approval"),
+        *("-c", "--config", "-i", "--image"),
+    }
 )
 PROMPT_KEY = "mini_codex_prompt"
 
@@ -92,6 +95,10 @@ def main(
     config: Annotated[
         list[str] | None, typer.Option("--config", "-c", help="Override a config key (UI).")
     ] = None,
+    image: Annotated[
+        list[Path] | None,
+        typer.Option("--image", "-i", help="Attach an image FILE to the first prompt (UI)."),
+    ] = None,
 ) -> None:
     """A Python coding-agent runtime built on the contracts of OpenAI Codex."""
     if ctx.invoked_subcommand is not None:
@@ -99,7 +106,7 @@ def main(
     from mini_codex.cli.interactive import UiOptions, run_interactive
     from mini_codex.cli.run import exit_with
 
-    options = UiOptions(model, cd, sandbox, ask_for_approval, config or [])
+    options = UiOptions(model, cd, sandbox, ask_for_approval, config or [], tuple(image or ()))
     prompt: Any = ctx.meta.get(PROMPT_KEY)
     exit_with(lambda: run_interactive(options, prompt=prompt))
 

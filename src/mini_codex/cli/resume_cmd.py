@@ -179,7 +179,12 @@ def _resume(args: SessionArgs) -> int:
         from mini_codex.cli.interactive import UiOptions, run_interactive
 
         options = UiOptions(
-            args.model, args.cd, args.sandbox, args.ask_for_approval, args.config or []
+            args.model,
+            args.cd,
+            args.sandbox,
+            args.ask_for_approval,
+            args.config or [],
+            tuple(args.image or ()),
         )
         where: Path | str = (
             latest_rollout(args.cd)

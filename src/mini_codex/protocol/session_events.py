@@ -8,6 +8,7 @@ The session emits one ordered stream of events (``SessionEvent``): the persisted
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Literal, TypeAlias
 
 from mini_codex.protocol._base import WireModel
@@ -82,6 +83,27 @@ class ToolCallEnd(WireModel):
     """Structured facts of the result (``ToolOutput.details``); set only when the tool gave them."""
 
 
+class ExecCommandOutputDelta(WireModel):
+    """A piece of a running command's output, for a live tail (Codex's
+    ``exec_command_output_delta``). ``chunk`` is the raw bytes, base64-encoded (they may split a
+    UTF-8 sequence); ``stream`` is ``stdout`` (stdout and stderr are merged, as the model sees
+    them). Coalesced by the runtime (``runtime/output_deltas.py``); never persisted."""
+
+    type: Literal["exec_command_output_delta"] = "exec_command_output_delta"
+    call_id: str
+    stream: Literal["stdout", "stderr"]
+    chunk: str
+
+    @classmethod
+    def of(cls, call_id: str, data: bytes) -> ExecCommandOutputDelta:
+        chunk = base64.b64encode(data).decode("ascii")
+        return cls(call_id=call_id, stream="stdout", chunk=chunk)
+
+    def data(self) -> bytes:
+        """The chunk's bytes."""
+        return base64.b64decode(self.chunk)
+
+
 class StreamErrorEvent(WireModel):
     """A retryable model error; the request is retried ("Reconnecting... n/max")."""
 
@@ -136,6 +158,7 @@ SessionEvent: TypeAlias = (
     | ItemCompleted
     | ToolCallBegin
     | ToolCallEnd
+    | ExecCommandOutputDelta
     | StreamErrorEvent
     | ErrorEvent
     | WarningEvent

@@ -66,6 +66,7 @@ from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ContextCompacted,
     ErrorEvent,
+    ExecCommandOutputDelta,
     ReasoningDelta,
     SessionConfigured,
     SessionEvent,
@@ -216,6 +217,7 @@ class ExecEventMapper:
                 | AgentMessageDelta()
                 | ReasoningDelta()
                 | StreamErrorEvent()
+                | ExecCommandOutputDelta()  # live output: not part of Codex's exec JSONL
                 | ShutdownComplete()
                 | ContextCompacted()  # Codex's JSONL has no compaction item (its warning shows)
             ):

@@ -185,6 +185,7 @@ async def _try_sampling_request(
             tg,
             on_begin=on_begin,
             on_end=on_end,
+            on_output_delta=io.emit,
         )
         try:
             outcome = await _consume_stream(client, io, prompt, runtime)

@@ -569,10 +569,14 @@ class Session:
             self._active = None
             done.set()
 
-    def submit(self, text: str) -> None:
-        """Start a turn in the background, or steer the running turn with ``text``."""
+    def submit(self, text: str | Sequence[ResponseItem]) -> None:
+        """Start a turn in the background, or steer the running turn with ``text`` (a message, or
+        input items such as a message with images)."""
         if self._active is not None:
-            self.steer(text)
+            if isinstance(text, str):
+                self.steer(text)
+            else:
+                self.state.pending_input.extend(text)
         else:
             self._tg.start_soon(self._run_turn, *self._claim_turn(text))
 

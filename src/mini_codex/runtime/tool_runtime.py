@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from mini_codex.protocol import (
     FunctionCall,
     FunctionCallOutput,
 )
+from mini_codex.protocol.session_events import ExecCommandOutputDelta
+from mini_codex.runtime.output_deltas import coalesced_output
 from mini_codex.runtime.rwlock import RWLock
 from mini_codex.runtime.tool_router import ToolRouter
 from mini_codex.tools.base import ToolContext, ToolOutput
@@ -69,8 +72,11 @@ class ToolCallRuntime:
         *,
         on_begin: Callable[[ToolCallItem], None] | None = None,
         on_end: Callable[[ToolCallItem, ToolOutput, float], None] | None = None,
+        on_output_delta: Callable[[ExecCommandOutputDelta], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``on_output_delta`` gets the coalesced live output of running commands
+        (``runtime/output_deltas.py``), always before the call's ``on_end``."""
         self._router = router
         self._context_for = context_for
         self._tg = task_group
@@ -78,6 +84,7 @@ class ToolCallRuntime:
         self._pending: list[_Pending] = []
         self._on_begin = on_begin
         self._on_end = on_end
+        self._on_output_delta = on_output_delta
         self._clock = clock
 
     def handle_tool_call(self, call: ToolCallItem) -> None:
@@ -112,7 +119,13 @@ class ToolCallRuntime:
         lock = self._lock.read() if tool.spec.supports_parallel else self._lock.write()
         async with lock:
             try:
-                return await tool.call(payload, ctx)
+                if self._on_output_delta is None:
+                    return await tool.call(payload, ctx)
+                async with coalesced_output(
+                    call.call_id, self._on_output_delta, self._tg
+                ) as deltas:
+                    ctx = dataclasses.replace(ctx, on_output=deltas.feed)
+                    return await tool.call(payload, ctx)
             except anyio.get_cancelled_exc_class():
                 raise
             except Exception as exc:  # a tool bug must not take the turn down

@@ -9,7 +9,7 @@ What does not belong here: routing, the parallel/serial lock, recording outputs 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -94,6 +94,9 @@ class ToolContext:
     approval_policy: ApprovalPolicy = "on-request"
     approvals: Approvals | None = None
     """Asks the user and records safety decisions; None: no one to ask (requests are denied)."""
+    on_output: Callable[[bytes], None] | None = None
+    """Sees a running command's output as it is read (a front end's live tail); must not block.
+    Tools that run commands pass it on (``sandbox.exec.run_command(on_output=...)``)."""
 
     def sandbox_request(self, backend: SandboxAvailability) -> SandboxRequest:
         """What ``sandbox.launch.confine`` needs for a command of this call."""

@@ -225,6 +225,7 @@ class ShellTool:
                 env=ctx.env,
                 timeout_s=timeout_ms / 1000,
                 max_capture_bytes=max(4 * self.max_output_bytes, 256 * 1024),
+                on_output=ctx.on_output,
             )
         except OSError as exc:
             return ToolOutput.failure(f"failed to start {argv[0]}: {exc}")

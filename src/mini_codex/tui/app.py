@@ -29,6 +29,7 @@ from mini_codex.protocol.events import TaskComplete, TaskStarted
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ErrorEvent,
+    ExecCommandOutputDelta,
     ItemCompleted,
     SessionConfigured,
     SessionEvent,
@@ -38,7 +39,9 @@ from mini_codex.protocol.session_events import (
     ToolCallEnd,
     WarningEvent,
 )
+from mini_codex.tools.images import ImageFile
 from mini_codex.tui import cells, slash
+from mini_codex.tui.attachments import AttachmentBar, image_chip, user_input
 from mini_codex.tui.composer import Completion, Composer
 from mini_codex.tui.fuzzy import best_matches
 from mini_codex.tui.history import PromptHistory
@@ -62,6 +65,7 @@ class MiniCodexApp(App[None]):
     #transcript > * { margin: 0 0 1 0; }
     #transcript Markdown { margin: 0 0 1 0; padding: 0; }
     #queued { height: auto; display: none; }
+    #attachments { height: auto; display: none; padding: 0 0 0 1; }
     #menu { height: auto; max-height: 8; display: none; border: none; }
     Composer { height: auto; max-height: 8; border: tall $primary; }
     #status { height: 1; color: $text-muted; }
@@ -82,7 +86,10 @@ class MiniCodexApp(App[None]):
         home: Path | None = None,
         initial_prompt: str | None = None,
         files: tuple[str, ...] | None = None,
+        images: tuple[ImageFile, ...] = (),
     ) -> None:
+        """``images`` go with ``initial_prompt`` (``-i``), or without one, with the first message
+        the person sends."""
         super().__init__()
         self.host = host
         self.history = history or PromptHistory(None)
@@ -93,8 +100,12 @@ class MiniCodexApp(App[None]):
         self.token_info: dict[str, object] | None = None
         self.turn_running = False
         self.queued: list[str] = []
-        self.pending_prompts: list[str] = []
-        """Sent before the session was open; sent when it opens."""
+        self.pending_prompts: list[tuple[str, list[ImageFile]]] = []
+        """Sent before the session was open (with their images); sent when it opens."""
+        self._initial_images = list(images) if initial_prompt else []
+        self._first_attachments = [] if initial_prompt else list(images)
+        self._chips_for: dict[str, list[str]] = {}
+        """Image chips of sent messages, shown when the message enters the transcript."""
         self._files = files
         self._completion: Completion | None = None
         self._ui_ready = False
@@ -106,6 +117,7 @@ class MiniCodexApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
         yield Static(id="queued")
+        yield AttachmentBar(self._first_attachments, id="attachments")
         yield OptionList(id="menu")
         yield Composer(self.history, id="composer")
         yield Static(id="status")
@@ -132,12 +144,13 @@ class MiniCodexApp(App[None]):
         self.refresh_status()
         if session is not None and self.initial_prompt:
             prompt, self.initial_prompt = self.initial_prompt, None
-            self.send(prompt)
+            images, self._initial_images = self._initial_images, []
+            self._submit(prompt, images)
         while session is not None and self.pending_prompts:
-            text = self.pending_prompts.pop(0)
+            text, images = self.pending_prompts.pop(0)
             self.queued.remove(text)
             self._refresh_queued()
-            self.send(text)
+            self._submit(text, images)
 
     async def approval_callback(self, request: ApprovalRequest) -> ApprovalAnswer:
         patch = (
@@ -206,6 +219,8 @@ class MiniCodexApp(App[None]):
                 self._user_message(event.message)
             case ToolCallBegin():
                 self.transcript.tool_begin(event)
+            case ExecCommandOutputDelta():
+                self.transcript.tool_output(event)
             case ToolCallEnd():
                 self.transcript.tool_end(event)
             case StepStarted():
@@ -243,7 +258,8 @@ class MiniCodexApp(App[None]):
         if message in self.queued:
             self.queued.remove(message)
             self._refresh_queued()
-        self.transcript.add_cell(Static(cells.user_text(message)))
+        chips = self._chips_for.pop(message, [])
+        self.transcript.add_cell(Static(cells.user_text_with_images(message, chips)))
 
     def _turn_ended(self) -> None:
         self.transcript.finish_stream()
@@ -281,19 +297,40 @@ class MiniCodexApp(App[None]):
     # --- input -------------------------------------------------------------------------------
 
     def send(self, text: str) -> None:
+        """Send ``text`` (with the attached images) as a new turn, or as steering input."""
+        self._submit(text, self.query_one(AttachmentBar).take())
+
+    def _submit(self, text: str, images: list[ImageFile]) -> None:
         session = self.session
         if session is None:  # still starting: sent as soon as the session is open
-            self.pending_prompts.append(text)
+            self.pending_prompts.append((text, images))
             self.queued.append(text)
             self._refresh_queued()
             return
+        if images:
+            self._chips_for[text] = [image_chip(image) for image in images]
         if session.turn_active:
             self.queued.append(text)
             self._refresh_queued()
         else:
             self.turn_running = True
             self.refresh_status()
-        session.submit(text)
+        session.submit(user_input(text, images))
+
+    @property
+    def attachments(self) -> list[ImageFile]:
+        """Images attached (``-i`` without a prompt, ``/image PATH``) to the next message."""
+        return self.query_one(AttachmentBar).images
+
+    def attach_image(self, path: Path) -> None:
+        """``/image PATH``: attach an image to the next message (a clear note when it cannot)."""
+        problem = self.query_one(AttachmentBar).attach(path)
+        if problem is not None:
+            self.note(Text(f"/image: {problem}", style="red"))
+
+    def drop_images(self) -> None:
+        dropped = len(self.query_one(AttachmentBar).take())
+        self.note(Text(f"/image: dropped {dropped} attached image(s)", style="dim"))
 
     async def on_composer_submitted(self, message: Composer.Submitted) -> None:
         text = message.text

@@ -7,17 +7,37 @@ terminal driver drops them and the text still carries the meaning (✓/✗ marks
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 import shlex
+from collections import deque
 from typing import Any
 
 from rich.text import Text
 
 OUTPUT_TAIL_LINES = 8
+MAX_LINE_CHARS = 500
+COMMAND_TOOLS = frozenset({"shell", "exec_command"})
+"""Tools whose cell is a command: ``$ command``, a live tail, exit code and duration."""
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
 
 
 def user_text(message: str) -> Text:
     return Text.assemble(("› ", "bold cyan"), (message, "bold"))
+
+
+def image_chip(name: str, size: tuple[int, int] | None) -> str:
+    """``[image: shot.png 640x480]`` (without the size when the header does not give it)."""
+    return f"[image: {name} {size[0]}x{size[1]}]" if size is not None else f"[image: {name}]"
+
+
+def user_text_with_images(message: str, chips: list[str]) -> Text:
+    text = user_text(message)
+    for chip in chips:
+        text.append("\n  ")
+        text.append(chip, style="magenta")
+    return text
 
 
 def queued_text(message: str) -> Text:
@@ -33,15 +53,24 @@ def _arguments(payload: str) -> dict[str, Any]:
 
 
 def shell_command(payload: str) -> str:
-    command = _arguments(payload).get("command", payload)
+    args = _arguments(payload)
+    command = args.get("command", args.get("cmd", payload))
     if isinstance(command, list):
         return shlex.join(str(part) for part in command)
     return str(command)
 
 
 def tool_title(name: str, payload: str) -> Text:
-    if name == "shell":
+    if name in COMMAND_TOOLS:
         return Text.assemble(("$ ", "bold yellow"), (shell_command(payload), "bold"))
+    if name == "write_stdin":
+        stdin = _arguments(payload)
+        session = stdin.get("session_id", "?")
+        chars = stdin.get("chars") or ""
+        if not isinstance(chars, str) or not chars:
+            return Text.assemble(("↳ ", "bold yellow"), (f"poll session {session}", "bold"))
+        typed = _clip_line(json.dumps(chars, ensure_ascii=False), 60)
+        return Text.assemble(("↳ ", "bold yellow"), (f"session {session} ← ", "bold"), typed)
     if name.startswith("mcp__"):
         parts = name.split("__")
         server, tool = (parts[1], "__".join(parts[2:])) if len(parts) > 2 else (name, "")
@@ -105,10 +134,84 @@ def tail(text: str, lines: int = OUTPUT_TAIL_LINES) -> str:
     return "\n".join([f"… {len(parts) - lines} earlier lines", *parts[-lines:]])
 
 
+class LiveTail:
+    """The last lines of a running command's output, from raw chunks (bounded memory).
+
+    Bytes are decoded incrementally (a chunk may split a UTF-8 sequence), terminal escapes are
+    dropped, and a carriage return starts the line over (progress bars show their last state).
+    """
+
+    def __init__(self, lines: int = OUTPUT_TAIL_LINES, max_line_chars: int = MAX_LINE_CHARS):
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._lines: deque[str] = deque(maxlen=lines)
+        self._partial = ""
+        self._max_line_chars = max_line_chars
+        self.earlier = 0
+        """Complete lines no longer kept."""
+
+    def feed(self, data: bytes) -> None:
+        text = _ANSI.sub("", self._decoder.decode(data)).replace("\r\n", "\n")
+        parts = (self._partial + text).split("\n")
+        partial = parts.pop()
+        for line in parts:
+            if len(self._lines) == self._lines.maxlen:
+                self.earlier += 1
+            self._lines.append(self._line(line))
+        self._partial = self._line(partial)
+
+    def _line(self, line: str) -> str:
+        return line.rsplit("\r", 1)[-1][: self._max_line_chars]
+
+    def text(self) -> str:
+        lines = list(self._lines) + ([self._partial] if self._partial else [])
+        earlier = self.earlier
+        if self._lines.maxlen is not None and len(lines) > self._lines.maxlen:
+            earlier += 1
+            lines = lines[1:]
+        if earlier:
+            lines.insert(0, f"… {earlier} earlier lines")
+        return "\n".join(lines)
+
+
+def running_text(title: Text, live: LiveTail | None) -> Text:
+    """A tool cell while its call runs: the title, the output so far (if any), "running"."""
+    text = Text.assemble(title)
+    shown = live.text() if live is not None else ""
+    if shown:
+        text.append("\n" + shown, style="dim")
+    text.append("\n⋯ running", style="dim")
+    return text
+
+
+def _exec_result(
+    output: str, success: bool | None, duration_s: float, details: dict[str, Any]
+) -> Text:
+    """An ``exec_command`` / ``write_stdin`` result: its output, then the exit code or the
+    session that keeps running."""
+    text = Text()
+    body = details.get("output")
+    if isinstance(body, str) and body.strip():
+        text.append(tail(body) + "\n", style="dim")
+    code = details.get("exit_code")
+    session = details.get("session_id")
+    if isinstance(code, int):
+        ok = code == 0
+        text.append(
+            f"{'✓' if ok else '✗'} exit {code} · {duration_s:.1f}s", style="green" if ok else "red"
+        )
+    elif session is not None:
+        text.append(f"● still running · session {session} · {duration_s:.1f}s", style="yellow")
+    else:
+        text.append(f"✗ {_clip_line(output, 60) or 'failed'}", style="red")
+    return text
+
+
 def tool_result(
     name: str, output: str, success: bool | None, duration_s: float, details: dict[str, Any] | None
 ) -> Text:
     text = Text()
+    if name in ("exec_command", "write_stdin") and details is not None:
+        return _exec_result(output, success, duration_s, details)
     if name == "shell":
         code, body = shell_output(output)
         if details is not None and isinstance(details.get("exit_code"), int):

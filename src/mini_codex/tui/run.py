@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from mini_codex.tools.images import ImageFile
 from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.history import PromptHistory
 from mini_codex.tui.host import SessionHost, SessionOpener, Target
@@ -29,6 +30,7 @@ def build_app(
     home: Path | None,
     initial_prompt: str | None = None,
     files: tuple[str, ...] | None = None,
+    images: tuple[ImageFile, ...] = (),
 ) -> MiniCodexApp:
     history = PromptHistory(home / "history.jsonl" if home is not None else None)
     return MiniCodexApp(
@@ -37,6 +39,7 @@ def build_app(
         home=home,
         initial_prompt=initial_prompt,
         files=files,
+        images=images,
     )
 
 

@@ -53,6 +53,10 @@ class SlashContext(Protocol):
 
     def refresh_status(self) -> None: ...
 
+    def attach_image(self, path: Path) -> None: ...
+
+    def drop_images(self) -> None: ...
+
 
 Handler = Callable[[SlashContext, str], Awaitable[None]]
 
@@ -186,6 +190,13 @@ async def _mcp(ui: SlashContext, arg: str) -> None:
     ui.note(text)
 
 
+async def _image(ui: SlashContext, arg: str) -> None:
+    if not arg:
+        ui.drop_images()
+        return
+    ui.attach_image(_session(ui).cwd / arg)
+
+
 async def _quit(ui: SlashContext, arg: str) -> None:
     ui.quit()
 
@@ -200,6 +211,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("resume", "pick a recorded session to continue", _resume, needs_session=False),
     SlashCommand("init", "write an AGENTS.md skeleton in the workspace", _init),
     SlashCommand("mcp", "MCP servers and their state", _mcp),
+    SlashCommand("image", "PATH: attach an image to the next message (no PATH: drop)", _image),
     SlashCommand("quit", "leave mini-codex", _quit, needs_session=False),
 )
 BY_NAME = {command.name: command for command in COMMANDS}

@@ -2,7 +2,8 @@
 
 It is fed by the app, one session event at a time, and only displays: streamed answer text is
 appended in chunks (deltas that arrive while one chunk renders join the next one), tool cells are
-updated in place when their call ends.
+updated in place: a running command's cell shows the last lines of its output as they arrive
+(``exec_command_output_delta``), and every cell its result when the call ends.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widget import AwaitMount
 from textual.widgets import Collapsible, Markdown, Static
 
-from mini_codex.protocol.session_events import ToolCallBegin, ToolCallEnd
+from mini_codex.protocol.session_events import ExecCommandOutputDelta, ToolCallBegin, ToolCallEnd
 from mini_codex.tui import cells
 
 
@@ -36,6 +37,8 @@ class Transcript(VerticalScroll):
         self.patches: dict[str, str] = {}
         """apply_patch inputs by call id (the approval overlay shows them as diffs)."""
         self.tool_cells: dict[str, Static] = {}
+        self.live_tails: dict[str, cells.LiveTail] = {}
+        """The output so far of running commands, by call id (dropped when the call ends)."""
         self.stream: Markdown | None = None
         self._stream_text: list[str] = []
         self._stream_buffer: list[str] = []
@@ -131,12 +134,25 @@ class Transcript(VerticalScroll):
             self.patches[event.call_id] = patch
             title.append("\n")
             title.append_text(cells.patch_text(patch))
-        cell = Static(Text.assemble(title, ("\n⋯ running", "dim")), classes="tool")
+        cell = Static(cells.running_text(title, None), classes="tool")
         cell.title_text = title  # type: ignore[attr-defined]
         self.tool_cells[event.call_id] = cell
         self.add_cell(cell)
 
+    def tool_output(self, event: ExecCommandOutputDelta) -> None:
+        """More output of a running command: its cell shows the newest lines."""
+        cell = self.tool_cells.get(event.call_id)
+        if cell is None:
+            return
+        live = self.live_tails.get(event.call_id)
+        if live is None:
+            live = self.live_tails[event.call_id] = cells.LiveTail()
+        live.feed(event.data())
+        cell.update(cells.running_text(cell.title_text, live))  # type: ignore[attr-defined]
+        self.follow()
+
     def tool_end(self, event: ToolCallEnd) -> None:
+        live = self.live_tails.pop(event.call_id, None)
         cell = self.tool_cells.pop(event.call_id, None)
         if cell is None:
             if event.name == "update_plan" and event.success is False:
@@ -146,6 +162,9 @@ class Transcript(VerticalScroll):
         result = cells.tool_result(
             event.name, event.output, event.success, event.duration_s, event.details
         )
+        seen = live.text() if live is not None else ""
+        if seen and event.details is None:  # no output in the result (interrupted): keep the tail
+            result = Text.assemble((seen + "\n", "dim"), result)
         cell.update(Text.assemble(title, "\n", result))
         self.follow()
 

@@ -12,7 +12,7 @@ import os
 import signal
 import termios
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import anyio
@@ -70,9 +70,12 @@ class PtyProcess:
     def exit_code(self) -> int | None:
         return self._process.returncode
 
-    async def read_for(self, seconds: float, *, limit: int) -> tuple[bytes, int]:
+    async def read_for(
+        self, seconds: float, *, limit: int, on_output: Callable[[bytes], None] | None = None
+    ) -> tuple[bytes, int]:
         """Output until ``seconds`` pass or the command exits (then everything left is read):
-        at most ``limit`` bytes (head and tail) and the number of bytes dropped between them."""
+        at most ``limit`` bytes (head and tail) and the number of bytes dropped between them.
+        ``on_output`` sees every chunk as it is read (a live tail)."""
         head = bytearray()
         tail = bytearray()
         omitted = 0
@@ -81,6 +84,8 @@ class PtyProcess:
         while not self._eof:
             chunk = self._read_now()
             if chunk:
+                if on_output is not None:
+                    on_output(chunk)
                 room = half - len(head)
                 head += chunk[:room]
                 tail += chunk[max(room, 0) :]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
@@ -197,11 +198,13 @@ async def _collect(
     yield_ms: int,
     max_tokens: int,
     started: float,
+    on_output: Callable[[bytes], None] | None,
 ) -> ToolOutput:
     process = live.process
     data, omitted = await process.read_for(
         min(yield_ms, MAX_YIELD_MS) / 1000,
         limit=max(4 * max_tokens * _BYTES_PER_TOKEN, _MIN_CAPTURE_BYTES),
+        on_output=on_output,
     )
     exit_code = process.exit_code if process.finished else None
     if exit_code is not None:
@@ -294,7 +297,7 @@ class ExecCommandTool:
         try:
             async with live.lock:
                 return await _collect(
-                    self.sessions, session_id, live, yield_ms, max_tokens, started
+                    self.sessions, session_id, live, yield_ms, max_tokens, started, ctx.on_output
                 )
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -335,7 +338,7 @@ class WriteStdinTool:
             if args.chars:
                 await live.process.write(args.chars)
             return await _collect(
-                self.sessions, args.session_id, live, yield_ms, max_tokens, started
+                self.sessions, args.session_id, live, yield_ms, max_tokens, started, ctx.on_output
             )
 
 
