@@ -1,0 +1,164 @@
+"""A session's sandboxes: run a confined command in a long-lived sandbox, started on first use.
+
+``SandboxPool.run(prepared, ...)`` runs what ``launch.confine`` prepared:
+
+* bubblewrap (``prepared.confinement == "bwrap"``) and ``long_lived``: in the session's sandbox
+  for the request (``server.py``), started lazily on the first such command. The sandbox is keyed
+  by its whole ``bwrap`` command line (policy, cwd, writable roots, protected paths, network) and
+  by which of those paths exist and where they point (bubblewrap binds only paths that exist when
+  it starts): when any of it changes — ``/approvals``, ``--cd``, a ``.git`` made since — the next
+  command gets a new sandbox and the old one ends as soon as no command runs in it. A sandbox
+  that is gone (a command killed its server) is replaced and the command retried once.
+* anything else (per-command ``bwrap`` when ``long_lived`` is off, the Landlock shim, escalated
+  and ``danger-full-access`` commands): ``exec.run_command`` on ``prepared.argv``.
+
+Either way the result has ``exec.run_command``'s semantics. ``aclose`` ends every sandbox (the
+session's close); they never outlive the process anyway (``bwrap --die-with-parent``).
+What does not belong here: choosing the confinement (``launch.py``), the approval decision.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import anyio
+
+from mini_codex.sandbox.exec import DEFAULT_MAX_CAPTURE_BYTES, ExecResult, run_command, supervise
+from mini_codex.sandbox.launch import (
+    PreparedCommand,
+    SandboxRequest,
+    bwrap_prefix,
+    resolved_roots,
+)
+from mini_codex.sandbox.server import (
+    RequestTooLargeError,
+    SandboxGoneError,
+    SandboxServer,
+    ServerCommand,
+)
+
+__all__ = ["SandboxPool", "sandbox_key"]
+
+_Key = tuple[tuple[str, ...], tuple[tuple[bool, str], ...]]
+
+
+def sandbox_key(request: SandboxRequest) -> tuple[list[str], _Key]:
+    """The ``bwrap`` prefix for ``request`` and the key of the sandbox that may run it."""
+    prefix = bwrap_prefix(request)
+    roots = resolved_roots(request)
+    paths = (*roots.roots, *roots.read_only_subpaths, *roots.never_writable)
+    state = tuple((os.path.lexists(path), os.path.realpath(path)) for path in paths)
+    return prefix, (tuple(prefix), state)
+
+
+class SandboxPool:
+    """The long-lived sandboxes of one session (see the module docstring)."""
+
+    def __init__(self, *, long_lived: bool = True) -> None:
+        self.long_lived = long_lived
+        self._current: tuple[_Key, SandboxServer] | None = None
+        self._retired: list[SandboxServer] = []
+        self._lock = anyio.Lock()
+        self.started = 0
+        """Sandboxes started so far (tests, benchmarks)."""
+
+    @property
+    def server(self) -> SandboxServer | None:
+        """The sandbox the last request used (None before the first)."""
+        return self._current[1] if self._current is not None else None
+
+    async def run(
+        self,
+        prepared: PreparedCommand,
+        request: SandboxRequest,
+        workdir: Path,
+        *,
+        env: Mapping[str, str],
+        timeout_s: float | None,
+        max_capture_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+        drain_timeout_s: float = 1.0,
+        on_output: Callable[[bytes], None] | None = None,
+    ) -> ExecResult:
+        """Run ``prepared`` in ``workdir``; raises ``OSError`` when it cannot start."""
+        started = time.monotonic()
+        child: ServerCommand | None = None
+        if self.long_lived and prepared.confinement == "bwrap" and prepared.command:
+            try:
+                child = await self._start(prepared, request, workdir, env)
+            except RequestTooLargeError:
+                child = None  # run it with a bwrap of its own
+        if child is None:
+            return await run_command(
+                prepared.argv,
+                cwd=workdir,
+                env=env,
+                timeout_s=timeout_s,
+                max_capture_bytes=max_capture_bytes,
+                drain_timeout_s=drain_timeout_s,
+                on_output=on_output,
+            )
+        try:
+            return await supervise(
+                child,
+                started=started,
+                timeout_s=timeout_s,
+                max_capture_bytes=max_capture_bytes,
+                drain_timeout_s=drain_timeout_s,
+                on_output=on_output,
+            )
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._close_retired()
+
+    async def _start(
+        self,
+        prepared: PreparedCommand,
+        request: SandboxRequest,
+        workdir: Path,
+        env: Mapping[str, str],
+    ) -> ServerCommand:
+        for attempt in (1, 2):
+            server = await self._server_for(request)
+            try:
+                return await server.start_command(prepared.command, cwd=workdir, env=env)
+            except SandboxGoneError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _server_for(self, request: SandboxRequest) -> SandboxServer:
+        async with self._lock:
+            prefix, key = sandbox_key(request)
+            if self._current is not None:
+                current_key, server = self._current
+                if current_key == key and server.alive:
+                    return server
+                self._retired.append(server)
+                self._current = None
+            await self._close_retired()
+            server = await SandboxServer.start(prefix)
+            self.started += 1
+            self._current = (key, server)
+            return server
+
+    async def _close_retired(self) -> None:
+        keep = []
+        for server in self._retired:
+            if server.active > 0 and server.alive:
+                keep.append(server)
+            else:
+                await server.aclose()
+        self._retired = keep
+
+    async def aclose(self) -> None:
+        """End every sandbox of the pool (the session is closing)."""
+        with anyio.CancelScope(shield=True):
+            servers = [*self._retired]
+            if self._current is not None:
+                servers.append(self._current[1])
+            self._current, self._retired = None, []
+            for server in servers:
+                await server.aclose()

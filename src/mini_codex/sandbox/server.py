@@ -1,0 +1,328 @@
+"""The agent's side of a long-lived bubblewrap sandbox: start it, run commands in it, end it.
+
+One ``bwrap`` (the same command line and flags a per-command run gets, ``bwrap.bwrap_argv``)
+starts the command server (``server_main.py``) with one end of a ``SOCK_SEQPACKET`` socket pair.
+A command then costs a fork + exec inside namespaces that already exist instead of building
+them again (a bare ``bwrap true`` costs several milliseconds).
+
+Per command the agent makes two pipes, sends the request with their write ends attached and keeps
+the read ends: the output pipe is read exactly as a local child's stdout (``exec.supervise``), so
+timeouts, the post-exit drain, capture bounds and ``on_output`` are the same code; the status pipe
+says when the command started, or why it could not (``OSError``, as a local start would raise),
+and its exit status. Process-group kills go to the server (``kill``), and ``end`` kills what is
+left of the call, background children that called ``setsid`` included.
+
+A server that stops answering (a command sent it SIGSTOP) or dies (a command killed it) fails
+only the calls in flight: a kill it does not act on within ``KILL_GRACE_S`` ends the whole sandbox
+(SIGKILL to ``bwrap``; the kernel then kills every process in its PID namespace), its status pipes
+close, those commands report exit 137 (SIGKILL), and the next command starts a fresh sandbox.
+``bwrap --die-with-parent`` ties the sandbox to the agent's process: it never outlives it.
+What does not belong here: which sandbox a command needs (``pool.py``), the command line
+(``bwrap.py``).
+"""
+
+from __future__ import annotations
+
+import array
+import errno as errno_codes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from mini_codex.errors import SandboxError
+
+__all__ = [
+    "KILL_GRACE_S",
+    "SERVER_PATH",
+    "RequestTooLargeError",
+    "SandboxGoneError",
+    "SandboxServer",
+    "ServerCommand",
+    "server_command",
+]
+
+SERVER_PATH = str(Path(__file__).with_name("server_main.py"))
+KILL_GRACE_S = 3.0
+START_TIMEOUT_S = 10.0
+_READ_CHUNK = 64 * 1024
+
+
+class RequestTooLargeError(OSError):
+    """The command's argv + environment do not fit in one request packet."""
+
+
+class SandboxGoneError(OSError):
+    """The sandbox ended (a command killed its server): start a fresh one and try again."""
+
+
+def server_command(fd: int, python: str = sys.executable) -> list[str]:
+    """The argv bubblewrap starts: the server, talking on inherited descriptor ``fd``."""
+    return [python, "-I", "-X", "utf8", SERVER_PATH, str(fd)]
+
+
+class FdReceiveStream(ByteReceiveStream):
+    """A byte stream over the read end of a pipe (non-blocking, closed by ``aclose``)."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        while True:
+            if self._fd < 0:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    async def aclose(self) -> None:
+        self.close()
+
+
+def _kill_sandbox(process: Process, sock: socket.socket) -> None:
+    """End a sandbox now (also at garbage collection): close the socket, SIGKILL bwrap."""
+    sock.close()
+    if process.returncode is None:  # not reaped yet: the PID is still bwrap's
+        try:
+            os.kill(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class SandboxServer:
+    """One running sandbox with its command server (see the module docstring)."""
+
+    def __init__(self, process: Process, sock: socket.socket) -> None:
+        self._process = process
+        self._sock = sock
+        self._next_id = 0
+        self.active = 0
+        """Commands started here and not finished yet."""
+        self._finalizer = weakref.finalize(self, _kill_sandbox, process, sock)
+
+    @property
+    def pid(self) -> int:
+        """The host PID of the ``bwrap`` process."""
+        return self._process.pid
+
+    @classmethod
+    async def start(cls, bwrap_prefix: Sequence[str]) -> SandboxServer:
+        """Start ``bwrap_prefix + server argv`` (``bwrap.bwrap_argv`` with an empty command) and
+        wait until the server is ready. Raises ``SandboxError`` when it does not start."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            process = await anyio.open_process(
+                [*bwrap_prefix, *server_command(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(theirs.fileno(),),
+                env={},
+            )
+        except OSError as exc:
+            ours.close()
+            raise SandboxError(f"cannot start the sandbox: {exc}") from exc
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        server = cls(process, ours)
+        ready = b""
+        with anyio.move_on_after(START_TIMEOUT_S):
+            while True:
+                try:
+                    ready = ours.recv(4096)
+                    break
+                except BlockingIOError:
+                    await anyio.wait_readable(ours)
+        if ready != b'{"ready": true}':
+            server.kill()
+            detail = bytearray()
+            if process.stderr is not None:
+                with anyio.move_on_after(1):
+                    async for chunk in process.stderr:
+                        detail += chunk
+            await server.aclose()
+            reason = detail.decode("utf-8", "replace").strip() or "no error output"
+            raise SandboxError(f"the sandbox server did not start: {reason}")
+        if process.stderr is not None:
+            await process.stderr.aclose()
+        return server
+
+    @property
+    def alive(self) -> bool:
+        return self._finalizer.alive and self._process.returncode is None
+
+    def kill(self) -> None:
+        """End the sandbox and every process in it, now."""
+        self._finalizer()
+
+    async def aclose(self) -> None:
+        """End the sandbox and reap ``bwrap``."""
+        self.kill()
+        with anyio.move_on_after(5, shield=True):
+            await self._process.wait()
+            await self._process.aclose()
+
+    def send(self, message: Mapping[str, object], fds: Sequence[int] = ()) -> None:
+        """Send one request; a server that cannot take it is ended (raises ``OSError``)."""
+        data = json.dumps(message, separators=(",", ":")).encode("utf-8", "surrogateescape")
+        ancillary = []
+        if fds:
+            ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
+        try:
+            self._sock.sendmsg([data], ancillary)
+        except OSError as exc:
+            if exc.errno == errno_codes.EMSGSIZE:
+                raise RequestTooLargeError(exc.errno, "command too large for one request") from exc
+            self.kill()
+            raise SandboxGoneError(exc.errno, f"the sandbox is gone: {exc}") from exc
+
+    async def start_command(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+    ) -> ServerCommand:
+        """Start ``argv`` in the sandbox. Raises ``OSError`` when it cannot start (also when the
+        sandbox is gone: the caller may start a fresh one)."""
+        self._next_id += 1
+        call_id = self._next_id
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        request = {"op": "run", "id": call_id, "argv": list(argv), "cwd": str(cwd), "env": env}
+        try:
+            self.send(request, (out_w, status_w))
+        except BaseException:
+            for fd in (out_r, status_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(out_w)
+            os.close(status_w)
+        command = ServerCommand(self, call_id, FdReceiveStream(out_r), FdReceiveStream(status_r))
+        self.active += 1
+        try:
+            await command.started()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await command.finish(0.2)
+            raise
+        return command
+
+
+class ServerCommand:
+    """A command the server started (``exec.Child``)."""
+
+    def __init__(
+        self,
+        server: SandboxServer,
+        call_id: int,
+        stdout: FdReceiveStream,
+        status: FdReceiveStream,
+    ) -> None:
+        self._server = server
+        self._id = call_id
+        self._stdout = stdout
+        self._status = status
+        self._buffer = b""
+        self._exit: int | None = None
+        self._done = False
+        self._killed = False
+        self._finished = False
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self._exit
+
+    async def _message(self) -> dict[str, object] | None:
+        """The next status line; None at end of stream (the sandbox ended)."""
+        while b"\n" not in self._buffer:
+            try:
+                self._buffer += await self._status.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return None
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        message = json.loads(line)
+        assert isinstance(message, dict)
+        return message
+
+    async def started(self) -> None:
+        message = await self._message()
+        if message is None:
+            self._server.kill()
+            raise SandboxGoneError(
+                errno_codes.ECHILD, "the sandbox ended before the command started"
+            )
+        if "errno" in message:
+            code = message["errno"]
+            raise OSError(code if isinstance(code, int) else 0, str(message.get("error")))
+
+    async def wait(self) -> None:
+        if self._done:
+            return
+        if self._killed:
+            with anyio.move_on_after(KILL_GRACE_S):
+                await self._wait_exit()
+                return
+            self._server.kill()  # it did not act on the kill: end the whole sandbox
+        await self._wait_exit()
+
+    async def _wait_exit(self) -> None:
+        while not self._done:
+            message = await self._message()
+            if message is None:
+                self._exit = self._exit if self._exit is not None else -signal.SIGKILL
+                self._done = True
+            elif "exit" in message:
+                code = message["exit"]
+                self._exit = code if isinstance(code, int) else -signal.SIGKILL
+                self._done = True
+
+    def _send(self, op: str) -> None:
+        try:
+            self._server.send({"op": op, "id": self._id})
+        except OSError:
+            pass  # the sandbox is gone (and with it every process of the command)
+
+    def kill_group(self) -> None:
+        self._killed = True
+        self._send("kill")
+
+    async def finish(self, drain_timeout_s: float) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        self._killed = True
+        self._send("end")
+        try:
+            await self.wait()
+            with anyio.move_on_after(max(drain_timeout_s, 0.05)):
+                try:
+                    while True:
+                        await self._stdout.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    pass
+        finally:
+            self._stdout.close()
+            self._status.close()
+            self._server.active -= 1
