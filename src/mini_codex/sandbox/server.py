@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import ByteReceiveStream
 
 from mini_codex.errors import SandboxError
 
@@ -98,20 +98,24 @@ class FdReceiveStream(ByteReceiveStream):
         self.close()
 
 
-def _kill_sandbox(process: Process, sock: socket.socket) -> None:
-    """End a sandbox now (also at garbage collection): close the socket, SIGKILL bwrap."""
+def _kill_sandbox(process: subprocess.Popen[bytes], sock: socket.socket) -> None:
+    """End a sandbox now (also at garbage collection, without an event loop): close the socket,
+    SIGKILL bwrap and reap it (it dies at once; the kernel then ends its PID namespace)."""
     sock.close()
-    if process.returncode is None:  # not reaped yet: the PID is still bwrap's
+    if process.poll() is None:
+        process.kill()
         try:
-            os.kill(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             pass
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 class SandboxServer:
     """One running sandbox with its command server (see the module docstring)."""
 
-    def __init__(self, process: Process, sock: socket.socket) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket) -> None:
         self._process = process
         self._sock = sock
         self._next_id = 0
@@ -130,7 +134,10 @@ class SandboxServer:
         wait until the server is ready. Raises ``SandboxError`` when it does not start."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            process = await anyio.open_process(
+            # A plain Popen (a fork + exec from this thread: bwrap's --die-with-parent follows
+            # the thread that started it): it can be killed and reaped without an event loop,
+            # at garbage collection of a pool nobody closed.
+            process = subprocess.Popen(  # noqa: ASYNC220
                 [*bwrap_prefix, *server_command(theirs.fileno())],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -155,32 +162,31 @@ class SandboxServer:
                     await anyio.wait_readable(ours)
         if ready != b'{"ready": true}':
             server.kill()
-            detail = bytearray()
+            detail = b""
             if process.stderr is not None:
-                with anyio.move_on_after(1):
-                    async for chunk in process.stderr:
-                        detail += chunk
-            await server.aclose()
+                os.set_blocking(process.stderr.fileno(), False)
+                try:
+                    detail = process.stderr.read() or b""
+                except OSError:
+                    detail = b""
+            server.kill()
             reason = detail.decode("utf-8", "replace").strip() or "no error output"
             raise SandboxError(f"the sandbox server did not start: {reason}")
         if process.stderr is not None:
-            await process.stderr.aclose()
+            process.stderr.close()
         return server
 
     @property
     def alive(self) -> bool:
-        return self._finalizer.alive and self._process.returncode is None
+        return self._finalizer.alive and self._process.poll() is None
 
     def kill(self) -> None:
-        """End the sandbox and every process in it, now."""
+        """End the sandbox and every process in it, now (and reap ``bwrap``)."""
         self._finalizer()
 
     async def aclose(self) -> None:
-        """End the sandbox and reap ``bwrap``."""
+        """End the sandbox (``kill``)."""
         self.kill()
-        with anyio.move_on_after(5, shield=True):
-            await self._process.wait()
-            await self._process.aclose()
 
     def send(self, message: Mapping[str, object], fds: Sequence[int] = ()) -> None:
         """Send one request; a server that cannot take it is ended (raises ``OSError``)."""
