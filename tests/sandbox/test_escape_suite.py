@@ -58,14 +58,14 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-BACKENDS = ["bwrap-session", "bwrap-per-command", "landlock"]
-"""bubblewrap with one long-lived sandbox per session (the default), bubblewrap per command,
-and the Landlock + seccomp fallback."""
+BACKENDS = ["bwrap-session", "bwrap-per-command", "landlock-session", "landlock-per-command"]
+"""bubblewrap and the Landlock + seccomp fallback, each with one long-lived sandbox per session
+(the default) and with one confinement per command."""
 
 
 @pytest.fixture(params=BACKENDS)
 async def backend(request: pytest.FixtureRequest) -> SandboxAvailability:
-    kind = "landlock" if request.param == "landlock" else "bwrap"
+    kind = request.param.split("-", 1)[0]
     if kind == "bwrap":
         found = await detect_bwrap(search_path=HOST_ENV["PATH"])
     else:
@@ -80,7 +80,7 @@ async def shell(request: pytest.FixtureRequest) -> AsyncIterator[ShellTool]:
     """The session's shell tool (one per test, closed at its end, as a session closes it)."""
     params = getattr(request.node, "callspec", None)
     name = params.params.get("backend") if params is not None else None
-    tool = ShellTool(long_lived_sandbox=name != "bwrap-per-command")
+    tool = ShellTool(long_lived_sandbox=not str(name).endswith("-per-command"))
     try:
         yield tool
     finally:

@@ -272,8 +272,24 @@ async def test_a_stopped_server_fails_only_the_calls_in_flight(
 ) -> None:
     monkeypatch.setattr(server_module, "KILL_GRACE_S", 0.3)
     req = request(workspace, bwrap)
-    stopped = await run(pool, req, "kill -STOP $PPID; echo stopped", seconds=0.5)
+    stopped = await run(pool, req, "sleep 0.1; kill -STOP $PPID; echo stopped", seconds=0.5)
     assert (stopped.exit_code, stopped.timed_out, stopped.text()) == (124, True, "stopped\n")
+    after = await run(pool, req, "echo fresh")
+    assert (after.exit_code, after.text(), pool.started) == (0, "fresh\n", 2)
+
+
+async def test_a_server_stopped_before_it_reports_the_start_does_not_hang_the_call(
+    pool: SandboxPool,
+    bwrap: SandboxAvailability,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(server_module, "KILL_GRACE_S", 0.3)
+    req = request(workspace, bwrap)
+    with anyio.fail_after(5):
+        stopped = await run(pool, req, "kill -STOP $PPID; echo stopped", seconds=0.5)
+    # Stopped before or after it wrote the start: killed with the sandbox, or timed out.
+    assert (stopped.exit_code, stopped.timed_out) in ((137, False), (124, True))
     after = await run(pool, req, "echo fresh")
     assert (after.exit_code, after.text(), pool.started) == (0, "fresh\n", 2)
 

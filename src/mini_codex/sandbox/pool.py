@@ -19,6 +19,7 @@ What does not belong here: choosing the confinement (``launch.py``), the approva
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -27,6 +28,8 @@ from pathlib import Path
 import anyio
 
 from mini_codex.sandbox.exec import DEFAULT_MAX_CAPTURE_BYTES, ExecResult, run_command, supervise
+from mini_codex.sandbox.landlock import landlock_argv
+from mini_codex.sandbox.landlock_shim import write_grants
 from mini_codex.sandbox.launch import (
     PreparedCommand,
     SandboxRequest,
@@ -34,6 +37,7 @@ from mini_codex.sandbox.launch import (
     resolved_roots,
 )
 from mini_codex.sandbox.server import (
+    START_TIMEOUT_S,
     RequestTooLargeError,
     SandboxGoneError,
     SandboxServer,
@@ -42,15 +46,27 @@ from mini_codex.sandbox.server import (
 
 __all__ = ["SandboxPool", "sandbox_key"]
 
-_Key = tuple[tuple[str, ...], tuple[tuple[bool, str], ...]]
+_Key = tuple[tuple[str, ...], tuple[object, ...]]
+_SERVED = ("bwrap", "landlock")
 
 
-def sandbox_key(request: SandboxRequest) -> tuple[list[str], _Key]:
-    """The ``bwrap`` prefix for ``request`` and the key of the sandbox that may run it."""
-    prefix = bwrap_prefix(request)
+def sandbox_key(request: SandboxRequest, confinement: str) -> tuple[list[str], _Key]:
+    """The confinement's command line for a server for ``request`` and the key of the sandbox
+    that may run it."""
     roots = resolved_roots(request)
     paths = (*roots.roots, *roots.read_only_subpaths, *roots.never_writable)
-    state = tuple((os.path.lexists(path), os.path.realpath(path)) for path in paths)
+    state: tuple[object, ...] = tuple(
+        (os.path.lexists(path), os.path.realpath(path)) for path in paths
+    )
+    if confinement == "landlock":
+        prefix = landlock_argv(
+            [], roots=roots, network_access=request.policy.network_access, server=True
+        )
+        spec = json.loads(prefix[-2])
+        # Landlock grants what exists when it confines: a new entry next to .git changes them.
+        state += (write_grants(spec["writable"], spec["protected"]),)
+    else:
+        prefix = bwrap_prefix(request)
     return prefix, (tuple(prefix), state)
 
 
@@ -85,9 +101,9 @@ class SandboxPool:
         """Run ``prepared`` in ``workdir``; raises ``OSError`` when it cannot start."""
         started = time.monotonic()
         child: ServerCommand | None = None
-        if self.long_lived and prepared.confinement == "bwrap" and prepared.command:
+        if self.long_lived and prepared.confinement in _SERVED and prepared.command:
             try:
-                child = await self._start(prepared, request, workdir, env)
+                child = await self._start(prepared, request, workdir, env, timeout_s)
             except RequestTooLargeError:
                 child = None  # run it with a bwrap of its own
         if child is None:
@@ -119,19 +135,23 @@ class SandboxPool:
         request: SandboxRequest,
         workdir: Path,
         env: Mapping[str, str],
+        timeout_s: float | None,
     ) -> ServerCommand:
+        bound = START_TIMEOUT_S if timeout_s is None else min(timeout_s, START_TIMEOUT_S)
         for attempt in (1, 2):
-            server = await self._server_for(request)
+            server = await self._server_for(request, prepared.confinement)
             try:
-                return await server.start_command(prepared.command, cwd=workdir, env=env)
+                return await server.start_command(
+                    prepared.command, cwd=workdir, env=env, start_timeout_s=bound
+                )
             except SandboxGoneError:
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
 
-    async def _server_for(self, request: SandboxRequest) -> SandboxServer:
+    async def _server_for(self, request: SandboxRequest, confinement: str) -> SandboxServer:
         async with self._lock:
-            prefix, key = sandbox_key(request)
+            prefix, key = sandbox_key(request, confinement)
             if self._current is not None:
                 current_key, server = self._current
                 if current_key == key and server.alive:
@@ -139,7 +159,7 @@ class SandboxPool:
                 self._retired.append(server)
                 self._current = None
             await self._close_retired()
-            server = await SandboxServer.start(prefix)
+            server = await SandboxServer.start(prefix, landlock=confinement == "landlock")
             self.started += 1
             self._current = (key, server)
             return server

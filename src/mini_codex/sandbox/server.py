@@ -43,6 +43,7 @@ from mini_codex.errors import SandboxError
 __all__ = [
     "KILL_GRACE_S",
     "SERVER_PATH",
+    "START_TIMEOUT_S",
     "RequestTooLargeError",
     "SandboxGoneError",
     "SandboxServer",
@@ -64,9 +65,9 @@ class SandboxGoneError(OSError):
     """The sandbox ended (a command killed its server): start a fresh one and try again."""
 
 
-def server_command(fd: int, python: str = sys.executable) -> list[str]:
-    """The argv bubblewrap starts: the server, talking on inherited descriptor ``fd``."""
-    return [python, "-I", "-X", "utf8", SERVER_PATH, str(fd)]
+def server_command(fd: int, *, landlock: bool = False, python: str = sys.executable) -> list[str]:
+    """The argv the confinement starts: the server, talking on inherited descriptor ``fd``."""
+    return [python, "-I", "-X", "utf8", SERVER_PATH, str(fd), *(["--landlock"] if landlock else [])]
 
 
 class FdReceiveStream(ByteReceiveStream):
@@ -115,8 +116,12 @@ def _kill_sandbox(process: subprocess.Popen[bytes], sock: socket.socket) -> None
 class SandboxServer:
     """One running sandbox with its command server (see the module docstring)."""
 
-    def __init__(self, process: subprocess.Popen[bytes], sock: socket.socket) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], sock: socket.socket, *, landlock: bool = False
+    ) -> None:
         self._process = process
+        self.host_pids = landlock
+        """No PID namespace (the Landlock server): command PIDs are the agent's PIDs too."""
         self._sock = sock
         self._next_id = 0
         self.active = 0
@@ -129,16 +134,17 @@ class SandboxServer:
         return self._process.pid
 
     @classmethod
-    async def start(cls, bwrap_prefix: Sequence[str]) -> SandboxServer:
-        """Start ``bwrap_prefix + server argv`` (``bwrap.bwrap_argv`` with an empty command) and
-        wait until the server is ready. Raises ``SandboxError`` when it does not start."""
+    async def start(cls, prefix: Sequence[str], *, landlock: bool = False) -> SandboxServer:
+        """Start ``prefix + server argv`` (``bwrap.bwrap_argv`` with an empty command, or the
+        Landlock shim's argv with ``landlock``) and wait until the server is ready. Raises
+        ``SandboxError`` when it does not start."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             # A plain Popen (a fork + exec from this thread: bwrap's --die-with-parent follows
             # the thread that started it): it can be killed and reaped without an event loop,
             # at garbage collection of a pool nobody closed.
             process = subprocess.Popen(  # noqa: ASYNC220
-                [*bwrap_prefix, *server_command(theirs.fileno())],
+                [*prefix, *server_command(theirs.fileno(), landlock=landlock)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
@@ -151,7 +157,7 @@ class SandboxServer:
         finally:
             theirs.close()
         ours.setblocking(False)
-        server = cls(process, ours)
+        server = cls(process, ours, landlock=landlock)
         ready = b""
         with anyio.move_on_after(START_TIMEOUT_S):
             while True:
@@ -203,10 +209,17 @@ class SandboxServer:
             raise SandboxGoneError(exc.errno, f"the sandbox is gone: {exc}") from exc
 
     async def start_command(
-        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        start_timeout_s: float = START_TIMEOUT_S,
     ) -> ServerCommand:
-        """Start ``argv`` in the sandbox. Raises ``OSError`` when it cannot start (also when the
-        sandbox is gone: the caller may start a fresh one)."""
+        """Start ``argv`` in the sandbox. Raises ``OSError`` when it cannot start
+        (``SandboxGoneError`` when the sandbox was gone before it took the request: the caller
+        may start a fresh one). A server that does not say within ``start_timeout_s`` whether
+        the command started (a command stopped it) is ended with its sandbox."""
         self._next_id += 1
         call_id = self._next_id
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
@@ -224,7 +237,11 @@ class SandboxServer:
         command = ServerCommand(self, call_id, FdReceiveStream(out_r), FdReceiveStream(status_r))
         self.active += 1
         try:
-            await command.started()
+            with anyio.move_on_after(start_timeout_s) as waited:
+                await command.started()
+            if waited.cancelled_caught:
+                self.kill()
+                await command.started()  # the end of the status stream: reported killed
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await command.finish(0.2)
@@ -248,6 +265,7 @@ class ServerCommand:
         self._status = status
         self._buffer = b""
         self._exit: int | None = None
+        self._pid: int | None = None
         self._done = False
         self._killed = False
         self._finished = False
@@ -275,13 +293,17 @@ class ServerCommand:
     async def started(self) -> None:
         message = await self._message()
         if message is None:
+            # The sandbox ended after it took the request: the command may have run (and ended
+            # it, too) — report it killed, never run it twice.
             self._server.kill()
-            raise SandboxGoneError(
-                errno_codes.ECHILD, "the sandbox ended before the command started"
-            )
+            self._exit, self._done = -signal.SIGKILL, True
+            return
         if "errno" in message:
             code = message["errno"]
             raise OSError(code if isinstance(code, int) else 0, str(message.get("error")))
+        pid = message.get("pid")
+        if self._server.host_pids and isinstance(pid, int) and pid > 1:
+            self._pid = pid
 
     async def wait(self) -> None:
         if self._done:
@@ -296,7 +318,8 @@ class ServerCommand:
     async def _wait_exit(self) -> None:
         while not self._done:
             message = await self._message()
-            if message is None:
+            if message is None:  # the server is gone
+                self._kill_directly()
                 self._exit = self._exit if self._exit is not None else -signal.SIGKILL
                 self._done = True
             elif "exit" in message:
@@ -310,8 +333,18 @@ class ServerCommand:
         except OSError:
             pass  # the sandbox is gone (and with it every process of the command)
 
+    def _kill_directly(self) -> None:
+        """Without a PID namespace nothing ends the command with its server: kill its group
+        from here (its processes cannot leave it: ``setsid``/``setpgid`` are denied)."""
+        if self._pid is not None:
+            try:
+                os.killpg(self._pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     def kill_group(self) -> None:
         self._killed = True
+        self._kill_directly()
         self._send("kill")
 
     async def finish(self, drain_timeout_s: float) -> None:
@@ -319,6 +352,7 @@ class ServerCommand:
             return
         self._finished = True
         self._killed = True
+        self._kill_directly()
         self._send("end")
         try:
             await self.wait()

@@ -2,7 +2,14 @@
 
 Run as ``python -I -X utf8 <this file> FD`` as the only process bubblewrap starts (so it is
 confined exactly as a per-command ``bwrap`` command would be). ``FD`` is a ``SOCK_SEQPACKET``
-socket to the agent. Stdlib only: it imports nothing from ``mini_codex`` (start-up cost).
+socket to the agent. It imports nothing from ``mini_codex`` (start-up cost).
+
+With ``--landlock`` it runs under the Landlock + seccomp shim instead (``landlock_shim.py``, which
+confined it and then exec'd it): there is no PID namespace, so the ``end`` sweep is off (it would
+see the host's processes) and every command is denied ``setsid``/``setpgid`` by a seccomp filter
+loaded in the child right after its own ``setsid`` (as the per-command shim denies them): a
+command's processes never leave its process group, and the group kill ends them all. The server
+also asks to be killed when the agent dies (``PR_SET_PDEATHSIG``).
 
 Requests (one JSON object per packet):
 
@@ -36,6 +43,7 @@ import subprocess
 import sys
 from typing import Any
 
+_PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _MAX_PACKET = 1 << 20
 _SWEEP_PASSES = 100
@@ -48,12 +56,24 @@ class _Call:
         self.pidfd = pidfd
 
 
-def _non_dumpable() -> None:
+def _prctl(option: int, value: int) -> None:
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option})")
+
+
+def _session_filter() -> Any:
+    """A seccomp filter denying ``setsid``/``setpgid`` (loaded by each command's child)."""
+    import errno
+
+    import pyseccomp as sc  # type: ignore[import-untyped]
+
+    filt = sc.SyscallFilter(defaction=sc.ALLOW)
+    for name in ("setsid", "setpgid"):
+        filt.add_rule(sc.ERRNO(errno.EPERM), name)
+    return filt
 
 
 def _write_status(fd: int, message: dict[str, Any]) -> None:
@@ -116,8 +136,10 @@ def _sweep(live_groups: set[int]) -> None:
 
 
 class Server:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, *, landlock: bool = False) -> None:
         self.sock = sock
+        self.landlock = landlock
+        self.preexec = _session_filter().load if landlock else None
         self.calls: dict[int, _Call] = {}
         self.groups: dict[int, int] = {}
         """id -> process group of every call not yet ended."""
@@ -158,7 +180,8 @@ class Server:
                 _killpg(self.groups[call_id])
             elif op == "end" and call_id in self.groups:
                 _killpg(self.groups.pop(call_id))
-                _sweep(set(self.groups.values()))
+                if not self.landlock:
+                    _sweep(set(self.groups.values()))
         return True
 
     def _run(self, call_id: int, request: dict[str, Any], out: int, status: int) -> None:
@@ -172,6 +195,7 @@ class Server:
                 env={str(k): str(v) for k, v in request["env"].items()},
                 start_new_session=True,
                 close_fds=True,
+                preexec_fn=self.preexec,
             )
         except OSError as exc:
             _write_status(status, {"errno": exc.errno or 0, "error": str(exc)})
@@ -196,10 +220,13 @@ class Server:
 
 def main(argv: list[str]) -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    _non_dumpable()
+    landlock = "--landlock" in argv[1:]
+    if landlock:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(_PR_SET_DUMPABLE, 0)
     sock = socket.socket(fileno=int(argv[0]))
     os.set_inheritable(sock.fileno(), False)
-    Server(sock).serve()
+    Server(sock, landlock=landlock).serve()
 
 
 if __name__ == "__main__":
