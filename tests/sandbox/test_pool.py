@@ -21,6 +21,7 @@ from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.sandbox import server as server_module
 from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap
 from mini_codex.sandbox.exec import ExecResult, shell_argv
+from mini_codex.sandbox.landlock import detect_landlock
 from mini_codex.sandbox.launch import SandboxRequest, confine
 from mini_codex.sandbox.pool import SandboxPool
 
@@ -40,6 +41,17 @@ async def bwrap() -> SandboxAvailability:
     found = await detect_bwrap(search_path=PATH)
     if found.kind != "bwrap":
         pytest.skip(f"bwrap does not work here: {found.reason}")
+    return found
+
+
+@pytest.fixture(params=["bwrap", "landlock"])
+async def backend(request: pytest.FixtureRequest) -> SandboxAvailability:
+    """Either confinement: the session server works alike under both."""
+    found = await (
+        detect_bwrap(search_path=PATH) if request.param == "bwrap" else detect_landlock()
+    )
+    if found.kind != request.param:
+        pytest.skip(f"{request.param} does not work here: {found.reason}")
     return found
 
 
@@ -143,9 +155,9 @@ SEMANTICS = {
 
 @pytest.mark.parametrize("name", sorted(SEMANTICS))
 async def test_results_are_those_of_a_per_command_run(
-    pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path, name: str
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path, name: str
 ) -> None:
-    req = request(workspace, bwrap)
+    req = request(workspace, backend)
     seen: list[bytes] = []
     served = await run(pool, req, SEMANTICS[name], max_capture_bytes=4096, on_output=seen.append)
     per_command = SandboxPool(long_lived=False)
@@ -156,9 +168,9 @@ async def test_results_are_those_of_a_per_command_run(
 
 
 async def test_one_sandbox_runs_many_commands_and_tmp_is_shared(
-    pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
 ) -> None:
-    req = request(workspace, bwrap)
+    req = request(workspace, backend)
     name = f"/tmp/mini-codex-pool-{uuid.uuid4().hex}"
     try:
         first = await run(pool, req, f"echo kept > {name}; echo made > src/made")
@@ -174,10 +186,10 @@ async def test_one_sandbox_runs_many_commands_and_tmp_is_shared(
 
 
 async def test_the_environment_is_exactly_the_requests(
-    pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
 ) -> None:
     env = {"PATH": PATH, "ONLY": "this"}
-    req = request(workspace, bwrap, env=env)
+    req = request(workspace, backend, env=env)
     prepared = confine(["env", "-0"], req, workspace)
     result = await pool.run(prepared, req, workspace, env=env, timeout_s=10)
     pairs = dict(item.split("=", 1) for item in result.text().split("\0") if item)
@@ -185,9 +197,9 @@ async def test_the_environment_is_exactly_the_requests(
 
 
 async def test_a_missing_program_or_directory_raises_oserror(
-    pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
 ) -> None:
-    req = request(workspace, bwrap)
+    req = request(workspace, backend)
     with pytest.raises(FileNotFoundError):
         await pool.run(
             confine(["no-such-program"], req, workspace), req, workspace, env=ENV, timeout_s=5
@@ -251,9 +263,9 @@ async def test_concurrent_commands_share_the_sandbox_without_killing_each_other(
 
 
 async def test_a_command_that_kills_the_server_ends_its_sandbox_and_the_next_gets_a_new_one(
-    pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
 ) -> None:
-    req = request(workspace, bwrap)
+    req = request(workspace, backend)
     await run(pool, req, "true")
     first = pool.server
     assert first is not None
@@ -266,12 +278,12 @@ async def test_a_command_that_kills_the_server_ends_its_sandbox_and_the_next_get
 
 async def test_a_stopped_server_fails_only_the_calls_in_flight(
     pool: SandboxPool,
-    bwrap: SandboxAvailability,
+    backend: SandboxAvailability,
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(server_module, "KILL_GRACE_S", 0.3)
-    req = request(workspace, bwrap)
+    req = request(workspace, backend)
     stopped = await run(pool, req, "sleep 0.1; kill -STOP $PPID; echo stopped", seconds=0.5)
     assert (stopped.exit_code, stopped.timed_out, stopped.text()) == (124, True, "stopped\n")
     after = await run(pool, req, "echo fresh")
@@ -280,12 +292,12 @@ async def test_a_stopped_server_fails_only_the_calls_in_flight(
 
 async def test_a_server_stopped_before_it_reports_the_start_does_not_hang_the_call(
     pool: SandboxPool,
-    bwrap: SandboxAvailability,
+    backend: SandboxAvailability,
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(server_module, "KILL_GRACE_S", 0.3)
-    req = request(workspace, bwrap)
+    req = request(workspace, backend)
     with anyio.fail_after(5):
         stopped = await run(pool, req, "kill -STOP $PPID; echo stopped", seconds=0.5)
     # Stopped before or after it wrote the start: killed with the sandbox, or timed out.
@@ -295,9 +307,9 @@ async def test_a_server_stopped_before_it_reports_the_start_does_not_hang_the_ca
 
 
 async def test_a_command_cannot_reach_into_the_server(
-    pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
 ) -> None:
-    req = request(workspace, bwrap)
+    req = request(workspace, backend)
     result = await run(
         pool,
         req,
@@ -310,29 +322,29 @@ async def test_a_command_cannot_reach_into_the_server(
 
 
 async def test_a_new_policy_or_cwd_gets_a_new_sandbox_and_the_old_one_ends(
-    pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
 ) -> None:
-    await run(pool, request(workspace, bwrap), "true")
+    await run(pool, request(workspace, backend), "true")
     first = pool.server
     assert first is not None
     read_only = await run(
-        pool, request(workspace, bwrap, SandboxPolicy.read_only()), "echo x > src/x"
+        pool, request(workspace, backend, SandboxPolicy.read_only()), "echo x > src/x"
     )
     assert read_only.exit_code == 1
     assert not (workspace / "src" / "x").exists()
     assert await dead([first.pid]) == []
     second = pool.server
     assert second is not None
-    moved = await run(pool, request(workspace / "src", bwrap), "echo x > x && pwd")
+    moved = await run(pool, request(workspace / "src", backend), "echo x > x && pwd")
     assert (moved.exit_code, moved.text()) == (0, f"{workspace}/src\n")
     assert await dead([second.pid]) == []
     assert pool.started == 3
 
 
 async def test_a_git_directory_made_after_the_sandbox_started_is_protected_next_command(
-    pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
 ) -> None:
-    req = request(workspace, bwrap)
+    req = request(workspace, backend)
     await run(pool, req, "true")
     (workspace / ".git" / "hooks").mkdir(parents=True)  # e.g. an approved unsandboxed git init
     result = await run(pool, req, "echo pwned > .git/hooks/pre-commit")
