@@ -129,6 +129,29 @@ class SandboxPool:
             with anyio.CancelScope(shield=True):
                 await self._close_retired()
 
+    async def start_on_terminal(
+        self,
+        prepared: PreparedCommand,
+        request: SandboxRequest,
+        workdir: Path,
+        *,
+        env: Mapping[str, str],
+        terminal: int,
+    ) -> ServerCommand | None:
+        """Start ``prepared`` in the session's sandbox with ``terminal`` (a PTY's slave end) as
+        its stdin, stdout and stderr; None when it is not run in a long-lived sandbox (the
+        caller starts ``prepared.argv`` itself). The caller ``finish``es the command."""
+        if not (self.long_lived and prepared.confinement in _SERVED and prepared.command):
+            return None
+        try:
+            return await self._start(prepared, request, workdir, env, None, terminal)
+        except RequestTooLargeError:
+            return None
+
+    async def release(self) -> None:
+        """End the sandboxes a policy change left behind once nothing runs in them."""
+        await self._close_retired()
+
     async def _start(
         self,
         prepared: PreparedCommand,
@@ -136,13 +159,18 @@ class SandboxPool:
         workdir: Path,
         env: Mapping[str, str],
         timeout_s: float | None,
+        terminal: int | None = None,
     ) -> ServerCommand:
         bound = START_TIMEOUT_S if timeout_s is None else min(timeout_s, START_TIMEOUT_S)
         for attempt in (1, 2):
             server = await self._server_for(request, prepared.confinement)
             try:
                 return await server.start_command(
-                    prepared.command, cwd=workdir, env=env, start_timeout_s=bound
+                    prepared.command,
+                    cwd=workdir,
+                    env=env,
+                    start_timeout_s=bound,
+                    terminal=terminal,
                 )
             except SandboxGoneError:
                 if attempt == 2:

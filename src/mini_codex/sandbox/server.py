@@ -215,26 +215,35 @@ class SandboxServer:
         cwd: Path,
         env: Mapping[str, str],
         start_timeout_s: float = START_TIMEOUT_S,
+        terminal: int | None = None,
     ) -> ServerCommand:
         """Start ``argv`` in the sandbox. Raises ``OSError`` when it cannot start
         (``SandboxGoneError`` when the sandbox was gone before it took the request: the caller
         may start a fresh one). A server that does not say within ``start_timeout_s`` whether
-        the command started (a command stopped it) is ended with its sandbox."""
+        the command started (a command stopped it) is ended with its sandbox.
+
+        ``terminal``: a PTY's slave end to give the command as stdin, stdout and stderr (the
+        caller keeps reading the master end; the command then has no ``stdout`` stream here)."""
         self._next_id += 1
         call_id = self._next_id
-        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        out_r, out_w = os.pipe2(os.O_CLOEXEC) if terminal is None else (-1, terminal)
         status_r, status_w = os.pipe2(os.O_CLOEXEC)
         request = {"op": "run", "id": call_id, "argv": list(argv), "cwd": str(cwd), "env": env}
+        if terminal is not None:
+            request["terminal"] = True
         try:
             self.send(request, (out_w, status_w))
         except BaseException:
             for fd in (out_r, status_r):
-                os.close(fd)
+                if fd >= 0:
+                    os.close(fd)
             raise
         finally:
-            os.close(out_w)
+            if terminal is None:
+                os.close(out_w)
             os.close(status_w)
-        command = ServerCommand(self, call_id, FdReceiveStream(out_r), FdReceiveStream(status_r))
+        stdout = FdReceiveStream(out_r) if out_r >= 0 else None
+        command = ServerCommand(self, call_id, stdout, FdReceiveStream(status_r))
         self.active += 1
         try:
             with anyio.move_on_after(start_timeout_s) as waited:
@@ -256,7 +265,7 @@ class ServerCommand:
         self,
         server: SandboxServer,
         call_id: int,
-        stdout: FdReceiveStream,
+        stdout: FdReceiveStream | None,
         status: FdReceiveStream,
     ) -> None:
         self._server = server
@@ -272,7 +281,14 @@ class ServerCommand:
 
     @property
     def stdout(self) -> ByteReceiveStream:
+        if self._stdout is None:
+            raise RuntimeError("a command on a terminal has no output stream here")
         return self._stdout
+
+    @property
+    def pid(self) -> int | None:
+        """The command's PID in the agent's PID namespace (None under bubblewrap)."""
+        return self._pid
 
     @property
     def returncode(self) -> int | None:
@@ -356,13 +372,15 @@ class ServerCommand:
         self._send("end")
         try:
             await self.wait()
+            stdout = self._stdout
             with anyio.move_on_after(max(drain_timeout_s, 0.05)):
                 try:
-                    while True:
-                        await self._stdout.receive()
+                    while stdout is not None:
+                        await stdout.receive()
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     pass
         finally:
-            self._stdout.close()
+            if self._stdout is not None:
+                self._stdout.close()
             self._status.close()
             self._server.active -= 1

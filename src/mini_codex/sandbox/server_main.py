@@ -17,8 +17,10 @@ Requests (one JSON object per packet):
   descriptors attached (``SCM_RIGHTS``): the write ends of the command's output pipe (stdout and
   stderr, merged) and of its status pipe. The command starts in a new session (its PID is its
   process group), with stdin ``/dev/null``, exactly ``env`` as its environment and no other
-  descriptor. The status pipe gets ``{"pid": P}`` (or ``{"errno": E, "error": "..."}`` when it
-  cannot start) and later ``{"exit": RC}`` (negative: killed by that signal), one JSON per line.
+  descriptor. With ``"terminal": true`` the first descriptor is a terminal (a PTY's slave end,
+  ``exec_command``) and is the command's stdin, stdout and stderr. The status pipe gets
+  ``{"pid": P}`` (or ``{"errno": E, "error": "..."}`` when it cannot start) and later
+  ``{"exit": RC}`` (negative: killed by that signal), one JSON per line.
 * ``{"op": "kill", "id": N}``: SIGKILL to the command's process group.
 * ``{"op": "end", "id": N}``: the call is over: SIGKILL to its group, then every process of the
   sandbox that belongs to no running call (a background child that left its group with
@@ -186,11 +188,12 @@ class Server:
 
     def _run(self, call_id: int, request: dict[str, Any], out: int, status: int) -> None:
         try:
+            terminal = bool(request.get("terminal"))
             popen = subprocess.Popen(
                 [str(arg) for arg in request["argv"]],
-                stdin=subprocess.DEVNULL,
+                stdin=out if terminal else subprocess.DEVNULL,
                 stdout=out,
-                stderr=subprocess.STDOUT,
+                stderr=out if terminal else subprocess.STDOUT,
                 cwd=str(request["cwd"]),
                 env={str(k): str(v) for k, v in request["env"].items()},
                 start_new_session=True,
