@@ -353,6 +353,18 @@ async def test_a_git_directory_made_after_the_sandbox_started_is_protected_next_
     assert pool.started == 2
 
 
+async def test_a_workspace_deleted_and_made_again_gets_a_new_sandbox(
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
+) -> None:
+    req = request(workspace, backend)
+    await run(pool, req, "true")
+    await anyio.run_process(["rm", "-rf", str(workspace)])
+    os.mkdir(workspace)
+    made = await run(pool, req, "echo here > f")
+    assert (made.exit_code, made.text(), pool.started) == (0, "", 2)
+    assert os.listdir(workspace) == ["f"]
+
+
 async def test_closing_the_pool_ends_its_sandbox(
     bwrap: SandboxAvailability, workspace: Path
 ) -> None:

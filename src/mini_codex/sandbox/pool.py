@@ -1,19 +1,25 @@
 """A session's sandboxes: run a confined command in a long-lived sandbox, started on first use.
 
-``SandboxPool.run(prepared, ...)`` runs what ``launch.confine`` prepared:
+``SandboxPool.run(prepared, ...)`` runs what ``launch.confine`` prepared (``start_on_terminal``
+does the same for a command on a PTY, ``exec_command``):
 
-* bubblewrap (``prepared.confinement == "bwrap"``) and ``long_lived``: in the session's sandbox
-  for the request (``server.py``), started lazily on the first such command. The sandbox is keyed
-  by its whole ``bwrap`` command line (policy, cwd, writable roots, protected paths, network) and
-  by which of those paths exist and where they point (bubblewrap binds only paths that exist when
-  it starts): when any of it changes — ``/approvals``, ``--cd``, a ``.git`` made since — the next
-  command gets a new sandbox and the old one ends as soon as no command runs in it. A sandbox
-  that is gone (a command killed its server) is replaced and the command retried once.
-* anything else (per-command ``bwrap`` when ``long_lived`` is off, the Landlock shim, escalated
-  and ``danger-full-access`` commands): ``exec.run_command`` on ``prepared.argv``.
+* bubblewrap or the Landlock shim (``prepared.confinement``) and ``long_lived``: in the session's
+  sandbox for the request (``server.py``), started lazily on the first such command. The sandbox
+  is keyed by the confinement's whole command line (policy, cwd, writable roots, protected paths,
+  network) and by which of those paths exist, where they point and which directory they are
+  (bubblewrap binds only paths that exist when it starts, and keeps the directory it bound; under
+  Landlock the key also holds the shim's write grants, which list what exists): when any of it
+  changes — ``/approvals``, ``--cd``, a ``.git`` made since, a root deleted and made again — the
+  next command gets a new sandbox and the old one ends as soon as no command runs in it. Mounts
+  made on the host after a bubblewrap sandbox started are not seen in it. A sandbox found gone
+  before it took the request (a command killed its server) is replaced and the request sent
+  again; one that ends after taking it reports the command killed (it may have run).
+* anything else (``long_lived`` off, escalated and ``danger-full-access`` commands):
+  ``exec.run_command`` on ``prepared.argv``; so is a request too large for one packet.
 
 Either way the result has ``exec.run_command``'s semantics. ``aclose`` ends every sandbox (the
-session's close); they never outlive the process anyway (``bwrap --die-with-parent``).
+session's close); they never outlive the process anyway (``bwrap --die-with-parent``; the
+Landlock server's ``PR_SET_PDEATHSIG``).
 What does not belong here: choosing the confinement (``launch.py``), the approval decision.
 """
 
@@ -55,9 +61,7 @@ def sandbox_key(request: SandboxRequest, confinement: str) -> tuple[list[str], _
     that may run it."""
     roots = resolved_roots(request)
     paths = (*roots.roots, *roots.read_only_subpaths, *roots.never_writable)
-    state: tuple[object, ...] = tuple(
-        (os.path.lexists(path), os.path.realpath(path)) for path in paths
-    )
+    state: tuple[object, ...] = tuple((os.path.realpath(path), _identity(path)) for path in paths)
     if confinement == "landlock":
         prefix = landlock_argv(
             [], roots=roots, network_access=request.policy.network_access, server=True
@@ -68,6 +72,16 @@ def sandbox_key(request: SandboxRequest, confinement: str) -> tuple[list[str], _
     else:
         prefix = bwrap_prefix(request)
     return prefix, (tuple(prefix), state)
+
+
+def _identity(path: object) -> tuple[int, int] | None:
+    """Which file ``path`` is (a directory deleted and made again is another one: the sandbox's
+    bind would still show the old one); None when it does not exist."""
+    try:
+        found = os.stat(str(path))
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino)
 
 
 class SandboxPool:
