@@ -196,6 +196,16 @@ async def test_the_environment_is_exactly_the_requests(
     assert pairs == env
 
 
+async def test_a_request_too_large_for_one_packet_runs_with_a_confinement_of_its_own(
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
+) -> None:
+    env = {"PATH": PATH, **{f"BIG{i}": "x" * 100_000 for i in range(4)}}
+    req = request(workspace, backend, env=env)
+    result = await run(pool, req, "echo ${#BIG0} ${#BIG3}; echo x > /etc/escaped")
+    assert (result.exit_code, result.text().splitlines()[0]) == (1, "100000 100000")
+    assert "Read-only file system" in result.text() or "Permission denied" in result.text()
+
+
 async def test_a_missing_program_or_directory_raises_oserror(
     pool: SandboxPool, backend: SandboxAvailability, workspace: Path
 ) -> None:
