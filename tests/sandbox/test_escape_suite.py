@@ -1,8 +1,9 @@
 """The escape suite: real commands (and patches) trying to leave the sandbox, as root in CI.
 
 Each attempt runs through the real ``shell`` / ``apply_patch`` tools under ``workspace-write`` and
-``read-only``, once with bubblewrap and once with the Landlock + seccomp fallback (bubblewrap made
-unavailable), and the host is checked afterwards: 0 escapes. The attempts: writes outside the
+``read-only``, with bubblewrap and with the Landlock + seccomp fallback (bubblewrap made
+unavailable), each both in the session's long-lived sandbox (the default) and with one confinement
+per command, and the host is checked afterwards: 0 escapes. The attempts: writes outside the
 roots, through symlinks, into ``.git/hooks`` (also after ``umount .git``), remounting ``/``, to
 ``$HOME`` and ``$MINI_CODEX_HOME`` (which lies inside the workspace here), a TCP connection to a
 127.0.0.1 listener, reading ``OPENAI_API_KEY`` from the environment or from the agent's
