@@ -221,6 +221,22 @@ async def test_a_missing_program_or_directory_raises_oserror(
     assert (await run(pool, req, "echo still")).text() == "still\n"
 
 
+async def test_what_subprocess_refuses_is_refused_alike_and_the_sandbox_stays(
+    pool: SandboxPool, backend: SandboxAvailability, workspace: Path
+) -> None:
+    req = request(workspace, backend)
+    for argv, env in ((["echo", "a\0b"], ENV), (["true"], {**ENV, "A=B": "x"})):
+        prepared = confine(argv, req, workspace)
+        with pytest.raises(ValueError, match="null byte|variable name") as served:
+            await pool.run(prepared, req, workspace, env=env, timeout_s=5)
+        with pytest.raises(ValueError, match="null byte|variable name") as local:
+            await SandboxPool(long_lived=False).run(
+                prepared, req, workspace, env=env, timeout_s=5
+            )
+        assert str(served.value) == str(local.value)
+    assert ((await run(pool, req, "echo still")).text(), pool.started) == ("still\n", 1)
+
+
 async def test_timeout_kills_the_group_and_background_children_die_with_the_call(
     pool: SandboxPool, bwrap: SandboxAvailability, workspace: Path
 ) -> None:

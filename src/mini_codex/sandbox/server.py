@@ -224,6 +224,11 @@ class SandboxServer:
 
         ``terminal``: a PTY's slave end to give the command as stdin, stdout and stderr (the
         caller keeps reading the master end; the command then has no ``stdout`` stream here)."""
+        # What subprocess refuses before starting anything, refused here alike.
+        if any("\0" in text for text in (*argv, str(cwd), *env.keys(), *env.values())):
+            raise ValueError("embedded null byte")
+        if any("=" in name for name in env):
+            raise ValueError("illegal environment variable name")
         self._next_id += 1
         call_id = self._next_id
         out_r, out_w = os.pipe2(os.O_CLOEXEC) if terminal is None else (-1, terminal)

@@ -200,8 +200,9 @@ class Server:
                 close_fds=True,
                 preexec_fn=self.preexec,
             )
-        except OSError as exc:
-            _write_status(status, {"errno": exc.errno or 0, "error": str(exc)})
+        except Exception as exc:  # never let one bad request end the server
+            code = (exc.errno or 0) if isinstance(exc, OSError) else 0
+            _write_status(status, {"errno": code, "error": str(exc)})
             os.close(status)
             return
         finally:
