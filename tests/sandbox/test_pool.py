@@ -227,9 +227,9 @@ async def test_what_subprocess_refuses_is_refused_alike_and_the_sandbox_stays(
     req = request(workspace, backend)
     for argv, env in ((["echo", "a\0b"], ENV), (["true"], {**ENV, "A=B": "x"})):
         prepared = confine(argv, req, workspace)
-        with pytest.raises(ValueError, match="null byte|variable name") as served:
+        with pytest.raises(ValueError, match=r"null byte|variable name") as served:
             await pool.run(prepared, req, workspace, env=env, timeout_s=5)
-        with pytest.raises(ValueError, match="null byte|variable name") as local:
+        with pytest.raises(ValueError, match=r"null byte|variable name") as local:
             await SandboxPool(long_lived=False).run(
                 prepared, req, workspace, env=env, timeout_s=5
             )
