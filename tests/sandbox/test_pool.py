@@ -230,9 +230,7 @@ async def test_what_subprocess_refuses_is_refused_alike_and_the_sandbox_stays(
         with pytest.raises(ValueError, match=r"null byte|variable name") as served:
             await pool.run(prepared, req, workspace, env=env, timeout_s=5)
         with pytest.raises(ValueError, match=r"null byte|variable name") as local:
-            await SandboxPool(long_lived=False).run(
-                prepared, req, workspace, env=env, timeout_s=5
-            )
+            await SandboxPool(long_lived=False).run(prepared, req, workspace, env=env, timeout_s=5)
         assert str(served.value) == str(local.value)
     assert ((await run(pool, req, "echo still")).text(), pool.started) == ("still\n", 1)
 
