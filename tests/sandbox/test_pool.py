@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from mini_codex.protocol.policy import SandboxPolicy
+from mini_codex.sandbox import pool as pool_module
 from mini_codex.sandbox import server as server_module
 from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap
 from mini_codex.sandbox.exec import ExecResult, shell_argv
@@ -321,6 +322,7 @@ async def test_a_server_stopped_before_it_reports_the_start_does_not_hang_the_ca
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(server_module, "KILL_GRACE_S", 0.3)
+    monkeypatch.setattr(pool_module, "START_TIMEOUT_S", 1.0)
     req = request(workspace, backend)
     with anyio.fail_after(5):
         stopped = await run(pool, req, "kill -STOP $PPID; echo stopped", seconds=0.5)

@@ -117,7 +117,7 @@ class SandboxPool:
         child: ServerCommand | None = None
         if self.long_lived and prepared.confinement in _SERVED and prepared.command:
             try:
-                child = await self._start(prepared, request, workdir, env, timeout_s)
+                child = await self._start(prepared, request, workdir, env)
             except RequestTooLargeError:
                 child = None  # run it with a bwrap of its own
         if child is None:
@@ -158,7 +158,7 @@ class SandboxPool:
         if not (self.long_lived and prepared.confinement in _SERVED and prepared.command):
             return None
         try:
-            return await self._start(prepared, request, workdir, env, None, terminal)
+            return await self._start(prepared, request, workdir, env, terminal)
         except RequestTooLargeError:
             return None
 
@@ -172,10 +172,11 @@ class SandboxPool:
         request: SandboxRequest,
         workdir: Path,
         env: Mapping[str, str],
-        timeout_s: float | None,
         terminal: int | None = None,
     ) -> ServerCommand:
-        bound = START_TIMEOUT_S if timeout_s is None else min(timeout_s, START_TIMEOUT_S)
+        # Not the command's timeout: a loaded machine must not end a sandbox (and the commands
+        # running in it) because a short command was slow to start.
+        bound = START_TIMEOUT_S
         for attempt in (1, 2):
             server = await self._server_for(request, prepared.confinement)
             try:
