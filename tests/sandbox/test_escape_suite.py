@@ -3,7 +3,8 @@
 Each attempt runs through the real ``shell`` / ``apply_patch`` tools under ``workspace-write`` and
 ``read-only``, with bubblewrap and with the Landlock + seccomp fallback (bubblewrap made
 unavailable), each both in the session's long-lived sandbox (the default) and with one confinement
-per command, and the host is checked afterwards: 0 escapes. The attempts: writes outside the
+per command (the write attempts also through ``exec_command`` on a PTY), and the host is checked
+afterwards: 0 escapes. The attempts: writes outside the
 roots, through symlinks, into ``.git/hooks`` (also after ``umount .git``), remounting ``/``, to
 ``$HOME`` and ``$MINI_CODEX_HOME`` (which lies inside the workspace here), a TCP connection to a
 127.0.0.1 listener, reading ``OPENAI_API_KEY`` from the environment or from the agent's
@@ -37,6 +38,7 @@ from mini_codex.sandbox.launch import clear_sandbox_detection
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.base import ToolContext, ToolOutput
 from mini_codex.tools.shell import ShellTool
+from mini_codex.tools.unified_exec import unified_exec_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -201,6 +203,34 @@ async def test_no_write_escapes(
     mode_before = (host.outside / "target.txt").stat().st_mode
     result = await run(shell, host, policy, backend, ESCAPES[attempt].format(outside=host.outside))
     assert "Warning" not in result.text
+    untouched(host)
+    assert (host.outside / "target.txt").stat().st_mode == mode_before
+    assert (host.workspace / ".git" / "config").read_text() == "[core]\n"
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("attempt", sorted(ESCAPES))
+async def test_exec_command_has_no_write_escapes_either(
+    request: pytest.FixtureRequest,
+    host: Host,
+    backend: SandboxAvailability,
+    policy: str,
+    attempt: str,
+) -> None:
+    """The same attempts through ``exec_command`` (unified exec, on a PTY)."""
+    exec_command, _ = unified_exec_tools()
+    exec_command.sandboxes.long_lived = not request.node.callspec.params["backend"].endswith(
+        "-per-command"
+    )
+    ctx = context(host, POLICIES[policy], backend)
+    command = ESCAPES[attempt].format(outside=host.outside)
+    mode_before = (host.outside / "target.txt").stat().st_mode
+    try:
+        result = await exec_command.call(json.dumps({"cmd": command, "yield_time_ms": 20_000}), ctx)
+    finally:
+        await exec_command.aclose()
+    assert result.details is not None
+    assert "exit_code" in result.details
     untouched(host)
     assert (host.outside / "target.txt").stat().st_mode == mode_before
     assert (host.workspace / ".git" / "config").read_text() == "[core]\n"
