@@ -1,8 +1,10 @@
 """The escape suite: real commands (and patches) trying to leave the sandbox, as root in CI.
 
 Each attempt runs through the real ``shell`` / ``apply_patch`` tools under ``workspace-write`` and
-``read-only``, once with bubblewrap and once with the Landlock + seccomp fallback (bubblewrap made
-unavailable), and the host is checked afterwards: 0 escapes. The attempts: writes outside the
+``read-only``, with bubblewrap and with the Landlock + seccomp fallback (bubblewrap made
+unavailable), each both in the session's long-lived sandbox (the default) and with one confinement
+per command (the write attempts also through ``exec_command`` on a PTY), and the host is checked
+afterwards: 0 escapes. The attempts: writes outside the
 roots, through symlinks, into ``.git/hooks`` (also after ``umount .git``), remounting ``/``, to
 ``$HOME`` and ``$MINI_CODEX_HOME`` (which lies inside the workspace here), a TCP connection to a
 127.0.0.1 listener, reading ``OPENAI_API_KEY`` from the environment or from the agent's
@@ -20,7 +22,7 @@ import subprocess
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,6 +38,7 @@ from mini_codex.sandbox.launch import clear_sandbox_detection
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.base import ToolContext, ToolOutput
 from mini_codex.tools.shell import ShellTool
+from mini_codex.tools.unified_exec import unified_exec_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -58,15 +61,33 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(params=["bwrap", "landlock"])
+BACKENDS = ["bwrap-session", "bwrap-per-command", "landlock-session", "landlock-per-command"]
+"""bubblewrap and the Landlock + seccomp fallback, each with one long-lived sandbox per session
+(the default) and with one confinement per command."""
+
+
+@pytest.fixture(params=BACKENDS)
 async def backend(request: pytest.FixtureRequest) -> SandboxAvailability:
-    if request.param == "bwrap":
+    kind = request.param.split("-", 1)[0]
+    if kind == "bwrap":
         found = await detect_bwrap(search_path=HOST_ENV["PATH"])
     else:
         found = await detect_landlock()
-    if found.kind != request.param:
-        pytest.skip(f"{request.param} does not work here: {found.reason}")
+    if found.kind != kind:
+        pytest.skip(f"{kind} does not work here: {found.reason}")
     return found
+
+
+@pytest.fixture
+async def shell(request: pytest.FixtureRequest) -> AsyncIterator[ShellTool]:
+    """The session's shell tool (one per test, closed at its end, as a session closes it)."""
+    params = getattr(request.node, "callspec", None)
+    name = params.params.get("backend") if params is not None else None
+    tool = ShellTool(long_lived_sandbox=not str(name).endswith("-per-command"))
+    try:
+        yield tool
+    finally:
+        await tool.aclose()
 
 
 @dataclass
@@ -131,9 +152,11 @@ def context(host: Host, policy: SandboxPolicy, backend: SandboxAvailability) -> 
     )
 
 
-async def run(host: Host, policy: str, backend: SandboxAvailability, command: str) -> ToolOutput:
+async def run(
+    shell: ShellTool, host: Host, policy: str, backend: SandboxAvailability, command: str
+) -> ToolOutput:
     ctx = context(host, POLICIES[policy], backend)
-    return await ShellTool().call(json.dumps({"command": command, "timeout_ms": 20_000}), ctx)
+    return await shell.call(json.dumps({"command": command, "timeout_ms": 20_000}), ctx)
 
 
 def untouched(host: Host) -> None:
@@ -175,10 +198,10 @@ ESCAPES = {
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 @pytest.mark.parametrize("attempt", sorted(ESCAPES))
 async def test_no_write_escapes(
-    host: Host, backend: SandboxAvailability, policy: str, attempt: str
+    shell: ShellTool, host: Host, backend: SandboxAvailability, policy: str, attempt: str
 ) -> None:
     mode_before = (host.outside / "target.txt").stat().st_mode
-    result = await run(host, policy, backend, ESCAPES[attempt].format(outside=host.outside))
+    result = await run(shell, host, policy, backend, ESCAPES[attempt].format(outside=host.outside))
     assert "Warning" not in result.text
     untouched(host)
     assert (host.outside / "target.txt").stat().st_mode == mode_before
@@ -186,8 +209,36 @@ async def test_no_write_escapes(
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
+@pytest.mark.parametrize("attempt", sorted(ESCAPES))
+async def test_exec_command_has_no_write_escapes_either(
+    request: pytest.FixtureRequest,
+    host: Host,
+    backend: SandboxAvailability,
+    policy: str,
+    attempt: str,
+) -> None:
+    """The same attempts through ``exec_command`` (unified exec, on a PTY)."""
+    exec_command, _ = unified_exec_tools()
+    exec_command.sandboxes.long_lived = not request.node.callspec.params["backend"].endswith(
+        "-per-command"
+    )
+    ctx = context(host, POLICIES[policy], backend)
+    command = ESCAPES[attempt].format(outside=host.outside)
+    mode_before = (host.outside / "target.txt").stat().st_mode
+    try:
+        result = await exec_command.call(json.dumps({"cmd": command, "yield_time_ms": 20_000}), ctx)
+    finally:
+        await exec_command.aclose()
+    assert result.details is not None
+    assert "exit_code" in result.details
+    untouched(host)
+    assert (host.outside / "target.txt").stat().st_mode == mode_before
+    assert (host.workspace / ".git" / "config").read_text() == "[core]\n"
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
 async def test_no_network_to_a_local_listener(
-    host: Host, backend: SandboxAvailability, policy: str
+    shell: ShellTool, host: Host, backend: SandboxAvailability, policy: str
 ) -> None:
     accepted: list[bytes] = []
     server = socket.create_server(("127.0.0.1", 0))
@@ -208,6 +259,7 @@ async def test_no_network_to_a_local_listener(
     thread.start()
     try:
         result = await run(
+            shell,
             host,
             policy,
             backend,
@@ -225,10 +277,11 @@ async def test_no_network_to_a_local_listener(
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 async def test_no_secrets_and_no_reach_into_the_agent(
-    host: Host, backend: SandboxAvailability, policy: str
+    shell: ShellTool, host: Host, backend: SandboxAvailability, policy: str
 ) -> None:
     victim = host.victim.pid
     result = await run(
+        shell,
         host,
         policy,
         backend,
@@ -268,11 +321,12 @@ def marked_processes(marker: str) -> list[int]:
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 async def test_background_processes_do_not_outlive_the_call(
-    host: Host, backend: SandboxAvailability, policy: str
+    shell: ShellTool, host: Host, backend: SandboxAvailability, policy: str
 ) -> None:
     marker = f"escape-{uuid.uuid4().hex}"
     script = f"sleep 300; : {marker}"
     result = await run(
+        shell,
         host,
         policy,
         backend,
@@ -291,17 +345,18 @@ async def test_background_processes_do_not_outlive_the_call(
 
 
 async def test_workspace_and_tmp_stay_writable_and_tmp_is_shared_between_commands(
-    host: Host, backend: SandboxAvailability
+    shell: ShellTool, host: Host, backend: SandboxAvailability
 ) -> None:
     name = f"/tmp/mini-codex-escape-{uuid.uuid4().hex}"
     try:
         first = await run(
+            shell,
             host,
             "workspace-write",
             backend,
             f"echo made > src/made.txt && echo more >> README && echo kept > {name}",
         )
-        second = await run(host, "workspace-write", backend, f"cat {name}")
+        second = await run(shell, host, "workspace-write", backend, f"cat {name}")
     finally:
         remove(name)
     assert first.success, first.text
@@ -311,11 +366,11 @@ async def test_workspace_and_tmp_stay_writable_and_tmp_is_shared_between_command
 
 
 async def test_new_files_next_to_a_protected_directory(
-    host: Host, backend: SandboxAvailability
+    shell: ShellTool, host: Host, backend: SandboxAvailability
 ) -> None:
     """bubblewrap re-protects .git with a read-only bind; Landlock can only grant, so the
     fallback cannot let a command create files in a directory holding .git (apply_patch can)."""
-    result = await run(host, "workspace-write", backend, "echo top > top.txt")
+    result = await run(shell, host, "workspace-write", backend, "echo top > top.txt")
     created = (host.workspace / "top.txt").exists()
     assert (result.success, created) == (
         (True, True) if backend.kind == "bwrap" else (False, False)
@@ -329,10 +384,10 @@ async def test_new_files_next_to_a_protected_directory(
 
 
 async def test_read_only_refuses_writes_in_the_workspace(
-    host: Host, backend: SandboxAvailability
+    shell: ShellTool, host: Host, backend: SandboxAvailability
 ) -> None:
     name = f"/tmp/mini-codex-escape-{uuid.uuid4().hex}"
-    result = await run(host, "read-only", backend, f"echo x > made.txt; echo y > {name}")
+    result = await run(shell, host, "read-only", backend, f"echo x > made.txt; echo y > {name}")
     assert result.success is False
     assert sorted(p.name for p in host.workspace.iterdir()) == sorted(
         [".git", "README", "agent-home", "link-dir", "link-file", "src"]

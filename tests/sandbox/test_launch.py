@@ -56,17 +56,18 @@ def test_without_a_sandbox_restricted_policies_are_refused_unless_allowed() -> N
         "none",
         "Warning: ran without a sandbox (no namespaces); the read-only policy was not enforced "
         "(sandbox.allow_unsandboxed = true).",
+        command=("true",),
     )
 
 
 def test_full_access_and_escalated_commands_are_not_confined() -> None:
     bwrap = SandboxAvailability(kind="bwrap", reason="", executable="/usr/bin/bwrap")
     full = request(SandboxPolicy.danger_full_access(), NONE)
-    assert confine(["ls"], full, Path("/w")) == PreparedCommand(["ls"], "none")
+    assert confine(["ls"], full, Path("/w")) == PreparedCommand(["ls"], "none", command=("ls",))
     escalated = confine(
         ["ls"], request(SandboxPolicy.workspace_write(), bwrap), Path("/w"), escalated=True
     )
-    assert escalated == PreparedCommand(["ls"], "none")
+    assert escalated == PreparedCommand(["ls"], "none", command=("ls",))
 
 
 def test_the_landlock_argv_carries_roots_protected_paths_and_network() -> None:

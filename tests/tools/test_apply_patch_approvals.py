@@ -90,7 +90,8 @@ async def test_inside_the_roots(
 @pytest.mark.parametrize(
     ("approval", "answer", "applied", "asks"),
     [
-        ("untrusted", "approved", True, 2),
+        ("untrusted", "approved", True, 1),
+        ("untrusted", "denied", False, 1),
         ("on-failure", "approved", True, 1),
         ("on-request", "approved", True, 1),
         ("on-request", "denied", False, 1),

@@ -195,6 +195,60 @@ async def test_the_sandbox_applies_under_workspace_write(tmp_path: Path, outside
     assert not (outside / "f").exists()
 
 
+@pytest.mark.parametrize("long_lived", [True, False])
+async def test_sandboxed_sessions_are_interactive_and_die_with_the_session(
+    tmp_path: Path, long_lived: bool
+) -> None:
+    """In the session's long-lived sandbox (its server gets the PTY) as with a bwrap per
+    command: typed input, tty echo, exit codes, and nothing left once the session closes."""
+    backend = await detect_bwrap(search_path=ENV["PATH"])
+    if backend.kind != "bwrap":
+        pytest.skip(f"bubblewrap does not work here: {backend.reason}")
+    exec_command, write_stdin = unified_exec_tools()
+    exec_command.sandboxes.long_lived = long_lived
+    ctx = context(tmp_path, SandboxPolicy.workspace_write(), backend=backend)
+    marker = f"uexec-{os.urandom(6).hex()}"
+    try:
+        first = await start(exec_command, ctx, "python3 -i -q", yield_time_ms=300)
+        assert first.details is not None
+        assert first.details["session_id"] == 1
+        await drive(write_stdin, ctx, 1, "", ">>> ", str(first.details["output"]))
+        answer, _ = await drive(write_stdin, ctx, 1, "print(6 * 7)\n", ">>> ")
+        assert answer == "42\n>>> "
+        await start(exec_command, ctx, "cat", yield_time_ms=0, tty=True)
+        echoed, _ = await drive(write_stdin, ctx, 2, "abc\n", "abc\r\nabc\r\n")
+        assert echoed == "abc\r\nabc\r\n"
+        background = await start(
+            exec_command, ctx, f"setsid sh -c 'sleep 300; : {marker}' & exit 4", yield_time_ms=3000
+        )
+        assert background.details == {"output": "", "exit_code": 4}
+        running = await start(exec_command, ctx, f"sh -c 'sleep 300; : {marker}'", yield_time_ms=0)
+        assert running.details is not None
+        assert running.details["session_id"] == 4
+        assert exec_command.sandboxes.started == (1 if long_lived else 0)
+    finally:
+        await exec_command.aclose()
+    for _ in range(100):  # polling: killed processes take a moment to disappear
+        if not marked(marker):
+            break
+        await anyio.sleep(0.05)
+    assert marked(marker) == []
+
+
+def marked(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
 async def test_max_output_tokens_keeps_head_and_tail(tmp_path: Path) -> None:
     exec_command, _ = unified_exec_tools()
     result = await start(exec_command, context(tmp_path), "seq 1 2000", max_output_tokens=10)

@@ -3,7 +3,9 @@
 ``policy`` is pure (which paths a policy lets a command write); ``launch.confine`` is the one
 entry point a process-spawning tool calls (bubblewrap from ``bwrap``, else the Landlock + seccomp
 shim from ``landlock``, else refused or — when allowed — unconfined); ``exec`` runs one command in
-its own process group with a timeout and kills the whole group on timeout or cancellation.
+its own process group with a timeout and kills the whole group on timeout or cancellation;
+``pool`` runs a confined command in the session's long-lived sandbox (``server`` on the agent's
+side, ``server_main`` inside), so a command costs a fork + exec instead of a new sandbox.
 """
 
 from mini_codex.sandbox.bwrap import (

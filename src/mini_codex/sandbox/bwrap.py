@@ -13,7 +13,8 @@ The confinement (Linux):
 * its own PID and IPC namespaces (the agent's processes are invisible and unkillable), a new
   session (no terminal injection), the network unshared unless the policy allows it, and death
   with the parent: when the command's process ends, the PID namespace ends and every background
-  process it left is killed by the kernel.
+  process it left is killed by the kernel. (A session's long-lived sandbox, ``server.py``, runs
+  its command server as that process, with the same flags.)
 
 ``-try`` binds are used for paths that may not exist, so building the command line needs no
 filesystem access. Detection runs ``bwrap`` once per executable with the same namespace flags

@@ -29,16 +29,19 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import anyio
-from anyio.abc import ByteReceiveStream
+from anyio.abc import ByteReceiveStream, Process
 
 __all__ = [
     "DEFAULT_MAX_CAPTURE_BYTES",
     "TIMEOUT_EXIT_CODE",
+    "Child",
     "ExecResult",
     "run_command",
     "shell_argv",
+    "supervise",
 ]
 
 TIMEOUT_EXIT_CODE = 124
@@ -143,6 +146,63 @@ def _exit_code(returncode: int | None) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+class Child(Protocol):
+    """A started command as ``supervise`` drives it (a local process, or one a sandbox server
+    started)."""
+
+    @property
+    def stdout(self) -> ByteReceiveStream: ...
+
+    @property
+    def returncode(self) -> int | None:
+        """Negative: killed by that signal; None while it runs (or when it is unknown)."""
+        ...
+
+    async def wait(self) -> None:
+        """Until the command's first process exits."""
+        ...
+
+    def kill_group(self) -> None:
+        """SIGKILL to the command's process group (never blocks)."""
+        ...
+
+    async def finish(self, drain_timeout_s: float) -> None:
+        """The call is over: kill what is left, reap, drain and close ``stdout`` (shielded)."""
+        ...
+
+
+class _LocalChild:
+    def __init__(self, process: Process) -> None:
+        self._process = process
+        stdout = process.stdout
+        assert stdout is not None
+        self._stdout = stdout
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    async def wait(self) -> None:
+        await self._process.wait()
+
+    def kill_group(self) -> None:
+        _kill_group(self._process.pid)
+
+    async def finish(self, drain_timeout_s: float) -> None:
+        _kill_group(self._process.pid)
+        await self._process.wait()
+        # Read the pipe to its end (after a cancellation the sandboxed children are still
+        # dying), so its transport is closed before we return, not at garbage collection.
+        with anyio.move_on_after(drain_timeout_s):
+            await _drain(self._stdout)
+        await self._stdout.aclose()
+        await self._process.aclose()
+
+
 async def run_command(
     argv: Sequence[str],
     *,
@@ -159,7 +219,6 @@ async def run_command(
     """
     if not argv:
         raise ValueError("empty argv")
-    capture = _Capture(max_capture_bytes, on_output)
     started = time.monotonic()
     process = await anyio.open_process(
         list(argv),
@@ -170,38 +229,49 @@ async def run_command(
         env=dict(env),
         start_new_session=True,
     )
-    pgid = process.pid
-    stdout = process.stdout
-    assert stdout is not None
+    return await supervise(
+        _LocalChild(process),
+        started=started,
+        timeout_s=timeout_s,
+        max_capture_bytes=max_capture_bytes,
+        drain_timeout_s=drain_timeout_s,
+        on_output=on_output,
+    )
+
+
+async def supervise(
+    child: Child,
+    *,
+    started: float,
+    timeout_s: float | None,
+    max_capture_bytes: int = DEFAULT_MAX_CAPTURE_BYTES,
+    drain_timeout_s: float = 1.0,
+    on_output: Callable[[bytes], None] | None = None,
+) -> ExecResult:
+    """Drive a started command to its end with ``run_command``'s semantics (module docstring)."""
+    capture = _Capture(max_capture_bytes, on_output)
     timed_out = False
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_pump, stdout, capture)
+            tg.start_soon(_pump, child.stdout, capture)
             with anyio.move_on_after(timeout_s) as deadline:
-                await process.wait()
+                await child.wait()
             if deadline.cancelled_caught:
                 timed_out = True
-                _kill_group(pgid)
-                await process.wait()
+                child.kill_group()
+                await child.wait()
             with anyio.move_on_after(drain_timeout_s):
                 await capture.eof.wait()
             # Whatever still runs in the group (background children) dies with the call.
-            _kill_group(pgid)
+            child.kill_group()
             with anyio.move_on_after(drain_timeout_s):
                 await capture.eof.wait()
             tg.cancel_scope.cancel()
     finally:
-        _kill_group(pgid)
         with anyio.CancelScope(shield=True):
-            await process.wait()
-            # Read the pipe to its end (after a cancellation the sandboxed children are still
-            # dying), so its transport is closed before we return, not at garbage collection.
-            with anyio.move_on_after(drain_timeout_s):
-                await _drain(stdout)
-            await stdout.aclose()
-            await process.aclose()
+            await child.finish(drain_timeout_s)
     wall_time = time.monotonic() - started
-    exit_code = TIMEOUT_EXIT_CODE if timed_out else _exit_code(process.returncode)
+    exit_code = TIMEOUT_EXIT_CODE if timed_out else _exit_code(child.returncode)
     output = capture.output
     return ExecResult(
         exit_code=exit_code,

@@ -46,16 +46,18 @@ SHIM_PATH = str(Path(__file__).with_name("landlock_shim.py"))
 """The shim runs as a script: it imports nothing from ``mini_codex``."""
 
 
-def landlock_spec(roots: WritableRoots, *, network_access: bool) -> str:
-    """The JSON the shim reads: writable roots, protected paths, network."""
-    return json.dumps(
-        {
-            "writable": [str(root) for root in roots.roots],
-            "protected": [str(p) for p in (*roots.read_only_subpaths, *roots.never_writable)],
-            "network": network_access,
-        },
-        separators=(",", ":"),
-    )
+def landlock_spec(roots: WritableRoots, *, network_access: bool, server: bool = False) -> str:
+    """The JSON the shim reads: writable roots, protected paths, network; ``server``: the
+    command is a session's command server (``server_main.py``), which may start sessions and
+    denies ``setsid``/``setpgid`` to each command it starts."""
+    spec: dict[str, object] = {
+        "writable": [str(root) for root in roots.roots],
+        "protected": [str(p) for p in (*roots.read_only_subpaths, *roots.never_writable)],
+        "network": network_access,
+    }
+    if server:
+        spec["server"] = True
+    return json.dumps(spec, separators=(",", ":"))
 
 
 def landlock_argv(
@@ -65,11 +67,12 @@ def landlock_argv(
     network_access: bool,
     python: str = sys.executable,
     shim: str = SHIM_PATH,
+    server: bool = False,
 ) -> list[str]:
     """The argv running ``command`` confined by the shim (pure)."""
     if roots.unrestricted:
         raise ValueError("danger-full-access commands are not confined")
-    spec = landlock_spec(roots, network_access=network_access)
+    spec = landlock_spec(roots, network_access=network_access, server=server)
     return [python, "-I", shim, spec, "--", *command]
 
 

@@ -35,6 +35,8 @@ _METADATA_SYSCALLS = (
     "setpgid",
 )
 
+_SESSIONS = ("setsid", "setpgid")
+
 
 def _fail(message: str) -> None:
     sys.stderr.write(f"mini-codex sandbox: {message}\n")
@@ -163,14 +165,18 @@ def main(argv: Sequence[str]) -> None:
         writable = [str(p) for p in spec["writable"]]
         protected = [str(p) for p in spec["protected"]]
         network = bool(spec["network"])
+        # A session's command server must start each command in a session of its own; it
+        # denies setsid/setpgid to every command itself (server_main.py), right after that.
+        sessions = bool(spec.get("server", False))
     except (ValueError, KeyError, TypeError) as exc:
         _fail(f"bad spec: {exc}")
     command = list(argv[2:])
+    metadata = [name for name in _METADATA_SYSCALLS if not sessions or name not in _SESSIONS]
     try:
         _fast_library_lookup()
         _drop_capabilities()
         _landlock(writable, protected, network)
-        _seccomp(network, _METADATA_SYSCALLS)
+        _seccomp(network, metadata)
     except Exception as exc:  # any failure: never run the command half-confined
         _fail(f"cannot confine the command: {exc}")
     try:

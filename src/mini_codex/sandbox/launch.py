@@ -31,6 +31,7 @@ __all__ = [
     "PreparedCommand",
     "SandboxRequest",
     "SandboxUnavailableError",
+    "bwrap_prefix",
     "confine",
     "detect_sandbox",
     "resolved_roots",
@@ -65,6 +66,8 @@ class PreparedCommand:
     argv: list[str]
     confinement: Confinement
     note: str | None = None
+    command: tuple[str, ...] = ()
+    """The command itself (``argv`` without the confinement around it)."""
     """A warning for the model (running unconfined although the policy is restricted)."""
 
 
@@ -92,7 +95,7 @@ def confine(
 ) -> PreparedCommand:
     """The argv running ``argv`` in ``workdir`` under ``request`` (see the module docstring)."""
     if escalated or request.policy.mode == "danger-full-access":
-        return PreparedCommand(list(argv), "none")
+        return PreparedCommand(list(argv), "none", command=tuple(argv))
     backend = request.backend
     match backend.kind:
         case "bwrap":
@@ -107,12 +110,14 @@ def confine(
                     executable=backend.executable or "bwrap",
                 ),
                 "bwrap",
+                command=tuple(argv),
             )
         case "landlock":
             roots = resolved_roots(request)
             return PreparedCommand(
                 landlock_argv(argv, roots=roots, network_access=request.policy.network_access),
                 "landlock",
+                command=tuple(argv),
             )
         case "none":
             if not request.allow_unsandboxed:
@@ -122,10 +127,27 @@ def confine(
                     "sandbox.allow_unsandboxed = true or choose danger-full-access."
                 )
             return PreparedCommand(
-                list(argv), "none", unsandboxed_note(request.policy, backend.reason)
+                list(argv),
+                "none",
+                unsandboxed_note(request.policy, backend.reason),
+                command=tuple(argv),
             )
         case _:
             assert_never(backend.kind)
+
+
+def bwrap_prefix(request: SandboxRequest) -> list[str]:
+    """The ``bwrap`` command line of a long-lived sandbox for ``request`` (ends with ``--``; the
+    command server follows): the per-command confinement with the turn's cwd as its directory."""
+    cwd = os.path.realpath(request.cwd)
+    return bwrap_argv(
+        [],
+        policy=request.policy,
+        roots=resolved_roots(request),
+        cwd=cwd,
+        workdir=cwd,
+        executable=request.backend.executable or "bwrap",
+    )
 
 
 _DETECTED: dict[tuple[str, str | None], SandboxAvailability] = {}

@@ -37,8 +37,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from mini_codex.policy.approval import Ask, Reject, Run, assess_exec, looks_like_sandbox_denial
 from mini_codex.protocol.approvals import ExecApprovalRequest, SafetyDecision
 from mini_codex.sandbox.bwrap import SandboxAvailability
-from mini_codex.sandbox.exec import ExecResult, run_command, shell_argv
-from mini_codex.sandbox.launch import SandboxUnavailableError, confine, detect_sandbox
+from mini_codex.sandbox.exec import ExecResult, shell_argv
+from mini_codex.sandbox.launch import (
+    PreparedCommand,
+    SandboxRequest,
+    SandboxUnavailableError,
+    confine,
+    detect_sandbox,
+)
+from mini_codex.sandbox.pool import SandboxPool
 from mini_codex.tools.base import (
     ToolContext,
     ToolOutput,
@@ -135,14 +142,17 @@ class ShellTool:
         max_output_bytes: int = DEFAULT_OUTPUT_LIMIT_BYTES,
         availability: SandboxAvailability | None = None,
         bwrap_executable: str = "bwrap",
+        long_lived_sandbox: bool = True,
     ) -> None:
         """``availability`` overrides the session's sandbox detection (tests, a known-broken
-        host)."""
+        host); ``long_lived_sandbox=False`` starts one bubblewrap per command instead of one
+        sandbox per session and policy (``sandbox.pool``)."""
         self.default_timeout_ms = default_timeout_ms
         self.max_timeout_ms = max_timeout_ms
         self.max_output_bytes = max_output_bytes
         self.availability = availability
         self.bwrap_executable = bwrap_executable
+        self.sandboxes = SandboxPool(long_lived=long_lived_sandbox)
         self._spec = ToolSpec(
             name="shell",
             description=load_tool_prompt("shell.md"),
@@ -154,6 +164,10 @@ class ShellTool:
     @property
     def spec(self) -> ToolSpec:
         return self._spec
+
+    async def aclose(self) -> None:
+        """End the session's sandboxes (``Session.close``)."""
+        await self.sandboxes.aclose()
 
     async def call(self, payload: str, ctx: ToolContext) -> ToolOutput:
         args = parse_arguments("shell", ShellArgs, payload)
@@ -183,12 +197,13 @@ class ShellTool:
         backend = self.availability or ctx.sandbox_backend
         if backend is None:
             backend = await detect_sandbox(self.bwrap_executable, search_path=ctx.env.get("PATH"))
+        request = ctx.sandbox_request(backend)
         try:
-            prepared = confine(argv, ctx.sandbox_request(backend), workdir, escalated=not sandboxed)
+            prepared = confine(argv, request, workdir, escalated=not sandboxed)
         except SandboxUnavailableError as exc:
             await _record(ctx, argv, "sandbox", "reject", str(exc))
             return ToolOutput.failure(str(exc))
-        result = await self._run(prepared.argv, ctx, workdir, timeout_ms)
+        result = await self._run(ctx, prepared, request, workdir, timeout_ms)
         if isinstance(result, ToolOutput):
             return result
         note = prepared.note
@@ -202,7 +217,8 @@ class ShellTool:
                 reason = "the command failed in the sandbox; run it again without the sandbox?"
                 denied = await _ask(ctx, argv, workdir, reason, True)
                 if denied is None:
-                    rerun = await self._run(argv, ctx, workdir, timeout_ms)
+                    unconfined = PreparedCommand(argv, "none", command=tuple(argv))
+                    rerun = await self._run(ctx, unconfined, request, workdir, timeout_ms)
                     if isinstance(rerun, ToolOutput):
                         return rerun
                     result, note = rerun, "Note: re-run without the sandbox after approval."
@@ -216,19 +232,25 @@ class ShellTool:
         )
 
     async def _run(
-        self, argv: list[str], ctx: ToolContext, workdir: Path, timeout_ms: int
+        self,
+        ctx: ToolContext,
+        prepared: PreparedCommand,
+        request: SandboxRequest,
+        workdir: Path,
+        timeout_ms: int,
     ) -> ExecResult | ToolOutput:
         try:
-            return await run_command(
-                argv,
-                cwd=workdir,
-                env=ctx.env,
+            return await self.sandboxes.run(
+                prepared,
+                request,
+                workdir,
+                env=request.env,
                 timeout_s=timeout_ms / 1000,
                 max_capture_bytes=max(4 * self.max_output_bytes, 256 * 1024),
                 on_output=ctx.on_output,
             )
         except OSError as exc:
-            return ToolOutput.failure(f"failed to start {argv[0]}: {exc}")
+            return ToolOutput.failure(f"failed to start {prepared.argv[0]}: {exc}")
 
 
 async def authorize_exec(

@@ -28,6 +28,7 @@ from mini_codex.tools.apply_patch.apply import (
     PatchApplyError,
     PatchOutsideSandboxError,
     apply_patch,
+    check_patch,
 )
 from mini_codex.tools.apply_patch.content import HunkMismatchError, apply_chunks, seek_sequence
 from mini_codex.tools.apply_patch.parser import (
@@ -132,7 +133,8 @@ class ApplyPatchTool:
         first = assess_patch(
             approval=ctx.approval_policy, sandbox=ctx.sandbox.mode, within_roots=True
         )
-        if isinstance(first, Ask):
+        if isinstance(first, Ask) and not await self._outside(patch, ctx):
+            # A patch outside the roots is asked about once, below, as the escalation it is.
             refusal = await _ask(ctx, patch, first.reason)
             if refusal is not None:
                 return ToolOutput.failure(refusal)
@@ -157,6 +159,26 @@ class ApplyPatchTool:
         except PatchApplyError as exc:
             return _failed(exc)
         return ToolOutput(text=result.summary(), success=True)
+
+    @staticmethod
+    async def _outside(patch: Patch, ctx: ToolContext) -> bool:
+        """Whether applying ``patch`` under the sandbox policy would be refused for its paths."""
+        check = functools.partial(
+            check_patch,
+            patch,
+            cwd=ctx.cwd,
+            policy=ctx.sandbox,
+            sandbox_tmp=ctx.sandbox_tmp,
+            tmpdir=ctx.env.get("TMPDIR"),
+            never_writable=ctx.never_writable,
+        )
+        try:
+            await anyio.to_thread.run_sync(check)
+        except PatchOutsideSandboxError:
+            return True
+        except PatchApplyError:
+            return False  # it fails for another reason: asked as before, then reported
+        return False
 
     @staticmethod
     async def _apply(patch: Patch, ctx: ToolContext, policy: SandboxPolicy) -> ApplyResult:

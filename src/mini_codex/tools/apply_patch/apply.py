@@ -40,6 +40,7 @@ __all__ = [
     "PatchApplyError",
     "PatchOutsideSandboxError",
     "apply_patch",
+    "check_patch",
 ]
 
 
@@ -319,6 +320,47 @@ def apply_patch(
     ``PatchOutsideSandboxError`` (a ``PatchApplyError``) means the policy forbids a path: the
     caller may ask the user and apply again under ``danger-full-access``.
     """
+    planner, changes = _plan(
+        patch,
+        cwd=cwd,
+        policy=policy,
+        sandbox_tmp=sandbox_tmp,
+        tmpdir=tmpdir,
+        never_writable=never_writable,
+    )
+    _commit(planner)
+    return ApplyResult(changes=tuple(changes))
+
+
+def check_patch(
+    patch: Patch,
+    *,
+    cwd: Path,
+    policy: SandboxPolicy,
+    sandbox_tmp: Path | None = None,
+    tmpdir: str | None = None,
+    never_writable: Sequence[Path] = (),
+) -> None:
+    """Raise what ``apply_patch`` would raise before writing anything; change nothing."""
+    _plan(
+        patch,
+        cwd=cwd,
+        policy=policy,
+        sandbox_tmp=sandbox_tmp,
+        tmpdir=tmpdir,
+        never_writable=never_writable,
+    )
+
+
+def _plan(
+    patch: Patch,
+    *,
+    cwd: Path,
+    policy: SandboxPolicy,
+    sandbox_tmp: Path | None,
+    tmpdir: str | None,
+    never_writable: Sequence[Path],
+) -> tuple[_Planner, list[FileChange]]:
     if policy.mode == "read-only":
         raise PatchOutsideSandboxError(
             "the sandbox policy is read-only: apply_patch may not change any file"
@@ -337,5 +379,4 @@ def apply_patch(
                 changes.append(planner.update(hunk))
             case _:
                 assert_never(hunk)
-    _commit(planner)
-    return ApplyResult(changes=tuple(changes))
+    return planner, changes

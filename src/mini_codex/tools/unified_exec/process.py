@@ -3,6 +3,10 @@
 The child gets the PTY's slave end as stdin, stdout and stderr and starts a new session, so its
 PID is the process-group id and ``kill()`` ends everything it started. Output is read from the
 master end on demand (``read_for``): between calls it waits in the kernel's PTY buffer.
+
+A sandboxed command runs in the session's long-lived sandbox when there is one for it
+(``sandbox.pool.SandboxPool.start_on_terminal``: the slave end is handed to the sandbox's command
+server), else ``argv`` (the confinement's full command line) is started here.
 """
 
 from __future__ import annotations
@@ -14,19 +18,66 @@ import termios
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import anyio
 from anyio.abc import Process
+
+from mini_codex.sandbox.launch import PreparedCommand, SandboxRequest
+from mini_codex.sandbox.pool import SandboxPool
 
 __all__ = ["PtyProcess"]
 
 _READ_CHUNK = 65536
 
 
+class _Handle(Protocol):
+    """The started command: a local process, or one a sandbox's command server started."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> None: ...
+
+    def kill_group(self) -> None: ...
+
+    async def finish(self, drain_timeout_s: float) -> None: ...
+
+
+class _Local:
+    def __init__(self, process: Process) -> None:
+        self._process = process
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    async def wait(self) -> None:
+        await self._process.wait()
+
+    def kill_group(self) -> None:
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    async def finish(self, drain_timeout_s: float) -> None:
+        self.kill_group()
+        await self._process.wait()
+        await self._process.aclose()
+
+
 class PtyProcess:
     """A started command; ``read_for`` collects output, ``write`` types into its terminal."""
 
-    def __init__(self, process: Process, master: int) -> None:
+    def __init__(self, process: _Handle, master: int) -> None:
         self._process = process
         self._master = master
         self._eof = False
@@ -34,10 +85,17 @@ class PtyProcess:
 
     @classmethod
     async def start(
-        cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], echo: bool = True
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        echo: bool = True,
+        sandbox: tuple[SandboxPool, PreparedCommand, SandboxRequest] | None = None,
     ) -> PtyProcess:
-        """Spawn ``argv``; ``echo=False`` (``tty=false``) turns off the terminal's echo of typed
-        input and its output processing (``\n`` stays ``\n``, as from a pipe)."""
+        """Spawn ``argv`` (in ``sandbox``'s long-lived sandbox when it has one for the command);
+        ``echo=False`` (``tty=false``) turns off the terminal's echo of typed input and its
+        output processing (``\n`` stays ``\n``, as from a pipe)."""
         master, slave = os.openpty()
         try:
             if not echo:
@@ -45,25 +103,34 @@ class PtyProcess:
                 attrs[1] &= ~termios.OPOST
                 attrs[3] &= ~termios.ECHO
                 termios.tcsetattr(slave, termios.TCSANOW, attrs)
-            process = await anyio.open_process(
-                list(argv),
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                cwd=cwd,
-                env=dict(env),
-                start_new_session=True,
-            )
+            handle: _Handle | None = None
+            if sandbox is not None:
+                pool, prepared, request = sandbox
+                handle = await pool.start_on_terminal(
+                    prepared, request, cwd, env=env, terminal=slave
+                )
+            if handle is None:
+                process = await anyio.open_process(
+                    list(argv),
+                    stdin=slave,
+                    stdout=slave,
+                    stderr=slave,
+                    cwd=cwd,
+                    env=dict(env),
+                    start_new_session=True,
+                )
+                handle = _Local(process)
         except BaseException:
             os.close(master)
             raise
         finally:
             os.close(slave)
         os.set_blocking(master, False)
-        return cls(process, master)
+        return cls(handle, master)
 
     @property
-    def pid(self) -> int:
+    def pid(self) -> int | None:
+        """The process-group id (None when a bubblewrap sandbox's server started it)."""
         return self._process.pid
 
     @property
@@ -141,12 +208,10 @@ class PtyProcess:
 
     async def kill(self) -> None:
         """Kill the whole process group, reap the child and release the terminal."""
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self._process.kill_group()
         with anyio.move_on_after(5, shield=True):
             await self._process.wait()
+            await self._process.finish(0.1)
         self.close()
 
     def close(self) -> None:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.sandbox.exec import shell_argv
 from mini_codex.sandbox.launch import SandboxUnavailableError, confine, detect_sandbox
+from mini_codex.sandbox.pool import SandboxPool
 from mini_codex.tools.base import (
     ToolContext,
     ToolOutput,
@@ -134,7 +135,8 @@ class UnifiedExecSessions:
         return len(self._live)
 
     def pids(self) -> list[int]:
-        return [live.process.pid for live in self._live.values()]
+        """Process-group ids of the live sessions started here (not in a bubblewrap sandbox)."""
+        return [pid for live in self._live.values() if (pid := live.process.pid) is not None]
 
     def full(self) -> bool:
         return len(self._live) >= self.max_sessions
@@ -227,10 +229,13 @@ class ExecCommandTool:
         *,
         availability: SandboxAvailability | None = None,
         bwrap_executable: str = "bwrap",
+        long_lived_sandbox: bool = True,
     ) -> None:
         self.sessions = sessions
         self.availability = availability
         self.bwrap_executable = bwrap_executable
+        self.sandboxes = SandboxPool(long_lived=long_lived_sandbox)
+        """The session's long-lived sandbox for sandboxed commands (``sandbox.pool``)."""
         self._spec = ToolSpec(
             name="exec_command",
             description=load_tool_prompt("exec_command.md"),
@@ -245,6 +250,7 @@ class ExecCommandTool:
 
     async def aclose(self) -> None:
         await self.sessions.aclose()
+        await self.sandboxes.aclose()
 
     async def call(self, payload: str, ctx: ToolContext) -> ToolOutput:
         args = parse_arguments("exec_command", ExecCommandArgs, payload)
@@ -276,8 +282,9 @@ class ExecCommandTool:
         backend = self.availability or ctx.sandbox_backend
         if backend is None:
             backend = await detect_sandbox(self.bwrap_executable, search_path=ctx.env.get("PATH"))
+        request = ctx.sandbox_request(backend)
         try:
-            prepared = confine(argv, ctx.sandbox_request(backend), workdir, escalated=not sandboxed)
+            prepared = confine(argv, request, workdir, escalated=not sandboxed)
         except SandboxUnavailableError as exc:
             return ToolOutput.failure(str(exc))
         if self.sessions.full():  # another call started one while we were asking
@@ -286,7 +293,13 @@ class ExecCommandTool:
             )
         started = time.monotonic()
         try:
-            process = await PtyProcess.start(prepared.argv, cwd=workdir, env=ctx.env, echo=args.tty)
+            process = await PtyProcess.start(
+                prepared.argv,
+                cwd=workdir,
+                env=ctx.env,
+                echo=args.tty,
+                sandbox=(self.sandboxes, prepared, request),
+            )
         except OSError as exc:
             return ToolOutput.failure(f"failed to start {prepared.argv[0]}: {exc}")
         session_id = self.sessions.add(process)
