@@ -55,6 +55,7 @@ from mini_codex.protocol.session_events import (
 )
 
 if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
+    from anyio.abc import TaskStatus
     from rich.console import Console
 
     from mini_codex.models.trace_line import TraceLineEncoder
@@ -286,7 +287,9 @@ def run_session(
     async def main() -> None:
         try:
             async with Session.open(options) as session, anyio.create_task_group() as tg:
-                tg.start_soon(_interrupt_on_signal, session, interrupted)
+                # Started (the receiver installed) before the turn begins: a signal from here
+                # on interrupts the turn and records the abort.
+                await tg.start(_interrupt_on_signal, session, interrupted)
                 await (action(session) if action is not None else session.run_turn(user_input))
                 tg.cancel_scope.cancel()
         finally:
@@ -304,13 +307,19 @@ def run_session(
     return output.exec_json.finish(extras, sys.stderr) or (1 if output.errors else 0)
 
 
-async def _interrupt_on_signal(session: Session, received: list[int]) -> None:
+async def _interrupt_on_signal(
+    session: Session,
+    received: list[int],
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """The first Ctrl-C (or SIGTERM) interrupts the turn through the session, so running tools
     get their aborted outputs recorded; after it, a second signal gets the handling the process
     had before (``entry.py``: one line, exit 130/143), as does a signal during shutdown."""
     previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     try:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            task_status.started()
             async for signum in signals:
                 received.append(int(signum))
                 session.interrupt()
