@@ -1,6 +1,7 @@
-"""A whole ``mini-codex exec`` turn against a local server never imports the ``openai`` SDK
-(issue 13: ``import openai`` cost ~0.3 s before the first request byte), for both
-OpenAI-protocol providers, and the requests still carry the headers the SDK used to send."""
+"""A whole ``mini-codex exec --json`` turn against a local server never imports the ``openai``
+SDK (issue 13: ``import openai`` cost ~0.3 s before the first request byte), nor the heavy
+modules ``exec`` does not need (terminal UIs, ``rich``, ``tomlkit``, batch and rollout commands),
+for both OpenAI-protocol providers; the requests still carry the headers the SDK used to send."""
 
 from __future__ import annotations
 
@@ -12,10 +13,25 @@ from pathlib import Path
 
 from test_exec_openai import fake
 
+NOT_FOR_EXEC = (
+    "openai",
+    "rich",
+    "tomlkit",
+    "textual",
+    "prompt_toolkit",
+    "fsspec",
+    "mini_codex.batch",
+    "mini_codex.tui",
+    "mini_codex.cli.batch_cmd",
+    "mini_codex.cli.rollout_cmd",
+    "mini_codex.cli.inspect_timeline",
+)
 PROBE = (
     "import atexit, sys\n"
+    f"HEAVY = {NOT_FOR_EXEC!r}\n"
     "def _report():\n"
-    "    names = sorted(m for m in sys.modules if m == 'openai' or m.startswith('openai.'))\n"
+    "    names = sorted(m for m in sys.modules if m in HEAVY or m.startswith(\n"
+    "        tuple(h + '.' for h in HEAVY)))\n"
     "    sys.stderr.write('SDK-MODULES=' + json.dumps(names) + '\\n')\n"
     "import json\n"
     "atexit.register(_report)\n"
