@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from fake_openai_server import Reply, error_reply, serve, sse_reply
@@ -174,3 +175,17 @@ async def test_a_closed_port_and_a_silent_server_are_connection_failed_and_timeo
                 await _collect(post, b"{}")
         finally:
             await post.aclose()
+
+
+@pytest.mark.anyio
+async def test_done_ends_the_stream_even_if_the_server_keeps_the_body_open() -> None:
+    chunks = [b'data: {"n": 1}\n\n', b"data: [DONE]\n\n", b'data: {"n": 2}\n\n']
+    reply = Reply(headers={"content-type": "text/event-stream"}, chunks=chunks, stall_s=3.0)
+    with serve([reply]) as server:
+        post = HttpPost(PostTarget(base_url=server.url, max_retries=0, idle_timeout_s=10))
+        try:
+            with anyio.fail_after(2.0):  # the drain after [DONE] gives up after 0.1 s
+                events = await _collect(post, b"{}")
+        finally:
+            await post.aclose()
+    assert events == [{"n": 1}]

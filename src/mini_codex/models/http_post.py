@@ -25,7 +25,8 @@ only carried them over HTTP: importing it cost ~0.3 s before the first request b
 * **SSE** (``SseDecoder``): lines end in CR, LF or CRLF; ``event``/``data``/``id``/``retry``
   fields, multi-line data joined with LF, ``:`` comments; an event is dispatched on a blank line
   when any field was seen (the last event id is kept, as the SDK does). ``data: [DONE]`` ends the
-  stream. Each event's data is decoded as JSON and yielded as is (``sse_view`` reads it).
+  stream (what follows is read for at most 0.1 s, for connection reuse). Each event's data is
+  decoded as JSON and yielded as is (``sse_view`` reads it).
 
 Not carried over (documented in the README): ``OPENAI_CUSTOM_HEADERS`` (use ``http_headers``),
 the SDK's platform headers (``X-Stainless-OS`` …), the Assistants ``thread.*`` event envelope.
@@ -46,6 +47,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpx2
 import orjson
 
@@ -57,6 +59,7 @@ from mini_codex.models.retry import classify_http_status, classify_stream_failur
 INITIAL_RETRY_DELAY_S = 0.5
 MAX_RETRY_DELAY_S = 8.0
 MAX_RETRY_AFTER_S = 120.0
+DRAIN_TIMEOUT_S = 0.1
 RETRY_STATUSES = frozenset({408, 409, 429})
 USER_AGENT = f"mini-codex/{__version__}"
 
@@ -97,8 +100,9 @@ class PostTarget:
         return merged
 
     def timeout(self) -> httpx2.Timeout:
-        idle = self.idle_timeout_s
-        return httpx2.Timeout(idle, connect=min(idle, self.connect_timeout_s))
+        return httpx2.Timeout(
+            self.idle_timeout_s, connect=min(self.idle_timeout_s, self.connect_timeout_s)
+        )
 
 
 # --- retry policy -------------------------------------------------------------------------------
@@ -291,9 +295,6 @@ class EventStream:
     def __aiter__(self) -> AsyncIterator[Any]:
         return self._events
 
-    async def __anext__(self) -> Any:
-        return await anext(self._events)
-
     async def _iterate(self) -> AsyncGenerator[Any, None]:
         decoder = SseDecoder()
         chunks = self.response.aiter_bytes()
@@ -301,8 +302,7 @@ class EventStream:
             async for chunk in chunks:
                 for _, data in decoder.feed(chunk):
                     if data.startswith(b"[DONE]"):
-                        async for _ in chunks:  # HTTP/1.1: read the rest to reuse the connection
-                            pass
+                        await self._drain(chunks)
                         return
                     yield self._decoded(data)
             for _, data in decoder.finish():
@@ -313,6 +313,18 @@ class EventStream:
             raise transport_error(exc) from exc
         finally:
             await self.response.aclose()
+
+    async def _drain(self, chunks: AsyncIterator[bytes]) -> None:
+        """After ``[DONE]``: read what follows for a short while (HTTP/1.1 reuses the
+        connection then), never failing the finished stream."""
+        if self.response.http_version != "HTTP/1.1":
+            return
+        try:
+            with anyio.move_on_after(DRAIN_TIMEOUT_S):
+                async for _ in chunks:
+                    await anyio.lowlevel.checkpoint()
+        except _TRANSPORT_ERRORS:
+            pass
 
     @staticmethod
     def _decoded(data: bytes) -> Any:
@@ -341,15 +353,12 @@ class HttpPost:
             timeout=self._timeout, follow_redirects=True
         )
 
-    def url(self, path: str) -> str:
-        return f"{self.target.base_url.rstrip('/')}/{path.lstrip('/')}"
-
     async def stream(self, path: str, body: bytes | ChunkedBody) -> EventStream:
         """POST ``body`` (JSON bytes, or pieces of them) to ``path``, with request retries."""
         headers = dict(self._headers)
         if isinstance(body, ChunkedBody):
             headers["Content-Length"] = str(body.length)
-        url = self.url(path)
+        url = f"{self.target.base_url.rstrip('/')}/{path.lstrip('/')}"
         params = dict(self.target.query_params) or None
         max_retries = self.target.max_retries
         for attempt in range(max_retries + 1):
@@ -386,14 +395,4 @@ class HttpPost:
         await self._client.aclose()
 
 
-__all__ = [
-    "EventStream",
-    "HttpPost",
-    "PostTarget",
-    "SseDecoder",
-    "decode_json",
-    "retry_after_s",
-    "retry_delay_s",
-    "should_retry",
-    "status_error",
-]
+__all__ = ["EventStream", "HttpPost", "PostTarget", "SseDecoder", "transport_error"]
