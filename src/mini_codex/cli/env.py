@@ -95,6 +95,10 @@ class ProviderChoice:
     """The ``[model_providers.NAME]`` key (or ``openai``)."""
     api_key: str | None
     base_url: str | None
+    organization: str | None = None
+    """``OPENAI_ORG_ID``: sent as ``OpenAI-Organization`` (as the ``openai`` SDK did)."""
+    project: str | None = None
+    """``OPENAI_PROJECT_ID``: sent as ``OpenAI-Project``."""
 
 
 def api_key_for(config: Config) -> ProviderChoice:
@@ -107,7 +111,12 @@ def api_key_for(config: Config) -> ProviderChoice:
             known = ", ".join(sorted(["openai", *config.model_providers])) or "openai"
             raise ConfigError(f"model_provider {name!r} is not configured (known: {known})")
         return ProviderChoice(
-            "openai", "openai", os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL")
+            "openai",
+            "openai",
+            os.environ.get("OPENAI_API_KEY"),
+            os.environ.get("OPENAI_BASE_URL"),
+            os.environ.get("OPENAI_ORG_ID"),
+            os.environ.get("OPENAI_PROJECT_ID"),
         )
     key = None
     if table.env_key:
@@ -116,4 +125,11 @@ def api_key_for(config: Config) -> ProviderChoice:
             raise ConfigError(
                 f"model provider {name!r} needs the environment variable {table.env_key}"
             )
-    return ProviderChoice(provider_for_wire_api(table.wire_api), name, key, table.base_url)
+    return ProviderChoice(
+        provider_for_wire_api(table.wire_api),
+        name,
+        key,
+        table.base_url,
+        os.environ.get("OPENAI_ORG_ID"),
+        os.environ.get("OPENAI_PROJECT_ID"),
+    )

@@ -104,7 +104,11 @@ def client_for(model: str, config: Config) -> ModelClient:
             name="OpenAI", base_url=choice.base_url, env_key="OPENAI_API_KEY"
         )
     return resolved.create(
-        provider_name=choice.provider_name, provider=provider, api_key=choice.api_key
+        provider_name=choice.provider_name,
+        provider=provider,
+        api_key=choice.api_key,
+        organization=choice.organization,
+        project=choice.project,
     )
 
 

@@ -197,3 +197,7 @@ class ModelClientOptions:
     provider: ModelProviderConfig = field(default_factory=ModelProviderConfig)
     api_key: str | None = None
     """The key read by the CLI from ``provider.env_key`` (or ``OPENAI_API_KEY``)."""
+    organization: str | None = None
+    """``OpenAI-Organization`` header (the CLI reads ``OPENAI_ORG_ID``)."""
+    project: str | None = None
+    """``OpenAI-Project`` header (the CLI reads ``OPENAI_PROJECT_ID``)."""

@@ -1,4 +1,4 @@
-"""The Chat Completions request as bytes, sent through the SDK's raw request path (issue 13).
+"""The Chat Completions request as bytes, sent through ``models.http_post`` (issue 13).
 
 ``chat_request_bytes(body)`` encodes the keyword arguments of ``chat.completions.create`` (plus
 ``stream``) exactly as the SDK would (key order ``CHAT_KEY_ORDER``), without its per-field
@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import openai
 import orjson
-from openai import AsyncStream
 
+from mini_codex.models.http_post import EventStream, HttpPost
 from mini_codex.models.request_body import CHAT_KEY_ORDER, dumps, join_object
-from mini_codex.models.sdk_raw import post_stream
 
 
 def chat_request_bytes(body: dict[str, Any]) -> bytes:
@@ -32,19 +30,10 @@ def chat_request_bytes(body: dict[str, Any]) -> bytes:
     return join_object(fields, CHAT_KEY_ORDER)
 
 
-async def post_chat_stream(
-    client: openai.AsyncOpenAI, body: dict[str, Any], headers: dict[str, Any]
-) -> AsyncStream[object]:
-    """POST ``body`` to ``/chat/completions``; the SDK's stream of decoded JSON chunks (read
-    them through ``sse_view.view``)."""
-    return await post_stream(
-        client,
-        "/chat/completions",
-        chat_request_bytes(body),
-        cast_to=object,
-        stream_cls=AsyncStream[object],
-        headers=headers,
-    )
+async def post_chat_stream(post: HttpPost, body: dict[str, Any]) -> EventStream:
+    """POST ``body`` to ``/chat/completions``; the stream of decoded JSON chunks (read them
+    through ``sse_view.view``)."""
+    return await post.stream("/chat/completions", chat_request_bytes(body))
 
 
 __all__ = ["chat_request_bytes", "post_chat_stream"]

@@ -484,7 +484,7 @@ class ChatCompletionsClient(OpenAISdkClient):
                     return await self._client.chat.completions.create(
                         **body, stream=True, extra_headers=self.access.request_headers()
                     )
-                return await post_chat_stream(self._client, body, self.access.request_headers())
+                return await post_chat_stream(self._post, body)
         except ProviderError as err:
             if "tools" in body and tools_rejected(err):
                 raise ToolsNotSupported(

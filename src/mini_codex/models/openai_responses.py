@@ -14,9 +14,9 @@ without ``encrypted_content`` are dropped (the server could not use them), and i
 API does not take back (``ghost_snapshot``, unknown future items) are left out.
 
 The body goes out pre-serialized (``request_pieces``: each history item's bytes cached by
-identity, ``models.request_body``) through the SDK's raw request path, and the stream is read
-as decoded JSON through ``sse_view`` (no SDK model construction); ``sdk_transform = True``
-uses ``responses.create`` instead (the byte-equal reference of the tests).
+identity, ``models.request_body``) through ``models.http_post`` (the ``openai`` SDK is not
+imported), and the stream is read as decoded JSON through ``sse_view``; ``sdk_transform = True``
+uses the SDK's ``responses.create`` instead (the byte-equal reference of the tests).
 
 Stream events map to ``ModelEvent``s: ``response.created`` → ``Created``,
 ``output_item.added`` → ``OutputItemAdded``, ``output_text.delta`` → ``OutputTextDelta``,
@@ -37,7 +37,6 @@ from typing import Any
 import anyio.to_thread
 import orjson
 import pydantic
-from openai import AsyncStream
 
 from mini_codex.models.base import (
     Completed,
@@ -70,7 +69,6 @@ from mini_codex.models.request_body import (
     object_pieces,
 )
 from mini_codex.models.retry import classify_stream_failure
-from mini_codex.models.sdk_raw import post_stream
 from mini_codex.models.sse_view import SseView, sdk_item_json, view
 from mini_codex.models.tokens import estimate_usage
 from mini_codex.protocol.items import (
@@ -337,13 +335,8 @@ class OpenAIResponsesClient(OpenAISdkClient):
                     extra_headers=self.access.request_headers(),
                 )
             else:
-                sdk_stream = await post_stream(
-                    self._client,
-                    "/responses",
-                    ChunkedBody(self.request_pieces(prompt)),
-                    cast_to=object,
-                    stream_cls=AsyncStream[object],
-                    headers=self.access.request_headers(),
+                sdk_stream = await self._post.stream(
+                    "/responses", ChunkedBody(self.request_pieces(prompt))
                 )
         outputs: list[ResponseItem] = []
         completed: Completed | None = None

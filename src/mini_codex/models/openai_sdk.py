@@ -1,17 +1,22 @@
-"""What both OpenAI-SDK providers share: the client, the error boundary and the idle timeout.
+"""What both OpenAI-protocol providers share: the HTTP client, the error boundary, the idle timeout.
 
-* ``build_async_openai(options)``: an ``openai.AsyncOpenAI`` for one ``[model_providers.NAME]``
-  table: explicit ``base_url`` (never the SDK's own ``OPENAI_BASE_URL`` lookup), ``http_headers``
-  and ``query_params`` as defaults, ``request_max_retries`` as the SDK's request retries,
-  ``stream_idle_timeout_ms`` as its read timeout (a server that never sends headers times out
-  too). The SDK itself still reads ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID`` /
-  ``OPENAI_CUSTOM_HEADERS`` when set. A provider without an API key (``env_key`` unset, typical
-  for local servers) sends no ``Authorization`` header at all (``ProviderAccess``).
-* ``map_openai_errors(access)``: the one place where SDK, ``httpx2``, JSON and validation
-  failures become ``models.errors`` classes (``classify_http_status`` for HTTP statuses,
-  ``classify_stream_failure`` for errors reported inside a stream). Messages name the provider.
+* ``post_target(options, access)``: the ``http_post.PostTarget`` of one
+  ``[model_providers.NAME]`` table: explicit ``base_url`` (never an ``OPENAI_BASE_URL`` lookup),
+  ``http_headers``, ``query_params``, ``request_max_retries`` as request retries,
+  ``stream_idle_timeout_ms`` as the read timeout (a server that never sends headers times out
+  too), and the organization/project the CLI read from ``OPENAI_ORG_ID`` /
+  ``OPENAI_PROJECT_ID``. A provider without an API key (``env_key`` unset, typical for local
+  servers) sends no ``Authorization`` header at all (``ProviderAccess``).
+* ``map_openai_errors(access)``: the one place where HTTP, JSON and validation failures (and
+  the SDK's, on the reference path) become ``models.errors`` classes named after the provider
+  (``classify_http_status`` for HTTP statuses, ``classify_stream_failure`` for errors reported
+  inside a stream).
 * ``next_event(iterator, idle_timeout_s)``: the next stream event or a retryable ``Timeout`` when
   the server stays silent for ``stream_idle_timeout_ms``.
+
+The ``openai`` SDK is not imported on the request path (``models.http_post`` sends the
+pre-serialized bodies); ``build_async_openai`` builds it only for ``sdk_transform = True``, the
+typed ``create`` reference path the byte-equality tests compare against.
 
 What does not belong here: request bodies and event mapping (``openai_responses``,
 ``chat_completions``), retry decisions (``models.retry`` + the runtime).
@@ -20,15 +25,15 @@ What does not belong here: request bodies and event mapping (``openai_responses`
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import anyio
 import httpx2
-import openai
 import pydantic
 
 from mini_codex.errors import ConfigError
@@ -42,8 +47,12 @@ from mini_codex.models.errors import (
     StreamError,
     Timeout,
 )
+from mini_codex.models.http_post import HttpPost, PostTarget, transport_error
 from mini_codex.models.retry import classify_http_status, classify_stream_failure
 from mini_codex.models.tokens import ItemTokenCache
+
+if TYPE_CHECKING:
+    import openai
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 CONNECT_TIMEOUT_S = 10.0
@@ -68,6 +77,8 @@ class ProviderAccess:
 
     def request_headers(self) -> dict[str, Any]:
         """Per-request headers: an explicitly omitted ``Authorization`` when there is no key."""
+        import openai
+
         return {} if self.has_api_key else {"Authorization": openai.Omit()}
 
 
@@ -87,23 +98,49 @@ def provider_access(options: ModelClientOptions) -> ProviderAccess:
     )
 
 
+def _max_retries(options: ModelClientOptions) -> int:
+    retries = options.provider.request_max_retries
+    if retries < 0:
+        raise ConfigError(
+            f"model provider {options.provider_name!r}: request_max_retries must be >= 0"
+        )
+    return retries
+
+
+def post_target(options: ModelClientOptions, access: ProviderAccess) -> PostTarget:
+    """Where and how ``options``' requests go (``models.http_post``)."""
+    provider = options.provider
+    return PostTarget(
+        base_url=access.base_url,
+        api_key=options.api_key or None,
+        http_headers=dict(provider.http_headers),
+        query_params=dict(provider.query_params),
+        organization=options.organization,
+        project=options.project,
+        max_retries=_max_retries(options),
+        idle_timeout_s=idle_timeout_s(options),
+        connect_timeout_s=CONNECT_TIMEOUT_S,
+    )
+
+
 def build_async_openai(
     options: ModelClientOptions,
     access: ProviderAccess,
     *,
     http_client: httpx2.AsyncClient | None = None,
 ) -> openai.AsyncOpenAI:
-    """The SDK client for ``options`` (``http_client`` lets tests inject a ``MockTransport``)."""
+    """The SDK client for ``options``: only the ``sdk_transform`` reference path uses it."""
+    import openai
+
     provider = options.provider
-    if provider.request_max_retries < 0:
-        raise ConfigError(
-            f"model provider {options.provider_name!r}: request_max_retries must be >= 0"
-        )
+    _max_retries(options)
     query: Mapping[str, object] | None = dict(provider.query_params) or None
     idle = idle_timeout_s(options)
     return openai.AsyncOpenAI(
         api_key=options.api_key or _UNUSED_API_KEY,
         base_url=access.base_url,
+        organization=options.organization,
+        project=options.project,
         default_headers=dict(provider.http_headers) or None,
         default_query=query,
         max_retries=provider.request_max_retries,
@@ -149,40 +186,57 @@ def with_provider_label(error: ProviderError, access: ProviderAccess) -> Provide
     return type(error)(message, status=error.status, retry_after_s=error.retry_after_s)
 
 
-def classify_openai_error(exc: BaseException, access: ProviderAccess) -> ProviderError | None:
-    """The classified error for a foreign exception, or None if it is not a provider failure."""
-    error: ProviderError
+def _classify_sdk_error(exc: BaseException) -> ProviderError | None:
+    """The SDK's own exceptions (raised on the ``sdk_transform`` reference path only)."""
+    import openai
+
     match exc:
         case openai.APIStatusError():
-            error = classify_http_status(
+            return classify_http_status(
                 exc.status_code,
                 _body_text(exc),
                 _retry_after(exc.response.headers),
                 now=datetime.now(UTC),
             )
-        case openai.APITimeoutError() | httpx2.TimeoutException():
-            error = Timeout("the request timed out")
-        case openai.APIConnectionError() | httpx2.TransportError():
+        case openai.APITimeoutError():
+            return Timeout("the request timed out")
+        case openai.APIConnectionError():
             cause = exc.__cause__ or exc
-            error = ConnectionFailed(f"connection failed: {cause or type(cause).__name__}")
+            return ConnectionFailed(f"connection failed: {cause or type(cause).__name__}")
         case openai.APIError():
-            error = classify_stream_failure(exc.code, exc.message)
-        case json.JSONDecodeError() | pydantic.ValidationError():
-            error = StreamError(f"malformed data in the response stream: {exc}")
+            return classify_stream_failure(exc.code, exc.message)
         case openai.OpenAIError():
-            error = InvalidRequest(f"request failed: {exc}")
-        case _:
-            return None
+            return InvalidRequest(f"request failed: {exc}")
+    return None
+
+
+def classify_openai_error(exc: BaseException, access: ProviderAccess) -> ProviderError | None:
+    """The classified error for a foreign exception, or None if it is not a provider failure."""
+    error: ProviderError | None = None
+    if "openai" in sys.modules:  # an SDK exception exists only once the SDK is imported
+        error = _classify_sdk_error(exc)
+    if error is None:
+        match exc:
+            case httpx2.TransportError():
+                error = transport_error(exc)
+            case json.JSONDecodeError() | pydantic.ValidationError():
+                error = StreamError(f"malformed data in the response stream: {exc}")
+            case _:
+                return None
     return with_provider_label(error, access)
 
 
 @contextmanager
 def map_openai_errors(access: ProviderAccess) -> Iterator[None]:
-    """Translate SDK/HTTP/decoding failures raised inside the block into ``ProviderError``s."""
+    """Translate HTTP/decoding (and SDK) failures raised inside the block into ``ProviderError``s
+    named after the provider."""
     try:
         yield
-    except ProviderError:
-        raise
+    except ProviderError as err:
+        labeled = with_provider_label(err, access)
+        if labeled is err:
+            raise
+        raise labeled from err
     except Exception as exc:
         mapped = classify_openai_error(exc, access)
         if mapped is None:
@@ -216,23 +270,32 @@ def idle_timeout_s(options: ModelClientOptions) -> float:
 
 
 class OpenAISdkClient:
-    """What both OpenAI-protocol providers share: the SDK client, its access, idle timeout.
+    """What both OpenAI-protocol providers share: the HTTP client, its access, idle timeout.
 
-    Requests go out as pre-serialized bodies through the SDK's raw request path
-    (``models.sdk_raw``); ``sdk_transform = True`` sends them through the SDK's typed ``create``
-    instead: the reference path that the byte-equality tests compare against.
+    Requests go out as pre-serialized bodies through ``models.http_post`` (no SDK import);
+    ``sdk_transform = True`` sends them through the SDK's typed ``create`` instead: the reference
+    path that the byte-equality tests compare against (the SDK is built on first use there).
     """
 
     sdk_transform: bool = False
 
     def __init__(
-        self, client: openai.AsyncOpenAI, access: ProviderAccess, *, idle_timeout_s: float
+        self,
+        post: HttpPost,
+        access: ProviderAccess,
+        *,
+        idle_timeout_s: float,
+        options: ModelClientOptions | None = None,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
-        self._client = client
+        self._post = post
         self.access = access
         self.idle_timeout_s = idle_timeout_s
         self.token_cache = ItemTokenCache()
         """Per-item token estimates for responses without usage (``models.tokens``)."""
+        self._options = options
+        self._http_client = http_client
+        self._sdk: openai.AsyncOpenAI | None = None
 
     @classmethod
     def from_options(
@@ -240,8 +303,27 @@ class OpenAISdkClient:
     ) -> Self:
         """The registry factory; ``http_client`` lets tests inject a ``MockTransport``."""
         access = provider_access(options)
-        client = build_async_openai(options, access, http_client=http_client)
-        return cls(client, access, idle_timeout_s=idle_timeout_s(options))
+        post = HttpPost(post_target(options, access), http_client)
+        return cls(
+            post,
+            access,
+            idle_timeout_s=idle_timeout_s(options),
+            options=options,
+            http_client=http_client,
+        )
+
+    @property
+    def _client(self) -> openai.AsyncOpenAI:
+        """The SDK client of the ``sdk_transform`` reference path (imports ``openai``)."""
+        if self._sdk is None:
+            if self._options is None:
+                raise RuntimeError("sdk_transform needs a client built by from_options")
+            self._sdk = build_async_openai(
+                self._options, self.access, http_client=self._http_client
+            )
+        return self._sdk
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._post.aclose()
+        if self._sdk is not None:
+            await self._sdk.close()

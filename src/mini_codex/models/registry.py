@@ -57,6 +57,8 @@ class ResolvedModel:
         provider_name: str | None = None,
         provider: ModelProviderConfig | None = None,
         api_key: str | None = None,
+        organization: str | None = None,
+        project: str | None = None,
     ) -> ModelClient:
         """Build the client (may raise ``ConfigError`` for a bad script or missing settings)."""
         options = ModelClientOptions(
@@ -64,6 +66,8 @@ class ResolvedModel:
             provider_name=provider_name or self.provider,
             provider=provider if provider is not None else ModelProviderConfig(),
             api_key=api_key,
+            organization=organization,
+            project=project,
         )
         return self.factory(options)
 

@@ -2,8 +2,8 @@
 
 The SDK's ``create`` methods walk every parameter through their typed transform on every request,
 so a long session pays for its whole history at each step. The providers instead build the body
-bytes here and hand them to the SDK's raw request path (``sdk_raw.post_stream``), which keeps the
-SDK's headers, retries, error classes and SSE decoding.
+bytes here and send them through ``models.http_post``, which does what the SDK's request path did
+(headers, retries, error classes, SSE decoding) without importing it.
 
 The bytes are exactly the ones the SDK would send for the same keyword arguments: keys in the
 order of its ``create`` body (``RESPONSES_KEY_ORDER`` / ``CHAT_KEY_ORDER``), compact separators,
@@ -179,9 +179,9 @@ def join_object(fields: Mapping[str, Any], order: Sequence[str]) -> bytes:
 class ChunkedBody:
     """A request body kept as pieces (the cached bytes of history items are not copied into
     one big buffer): httpx iterates it (``__aiter__``, from the start every time) in chunks of
-    about ``CHUNK_BYTES``, the SDK rewinds it before a retry (``seek(0)``: the same bytes again),
-    and it is sent with its exact ``Content-Length`` (``length``), so the request is framed
-    as a bytes body would be."""
+    about ``CHUNK_BYTES``, ``http_post`` (and the SDK) rewinds it before a retry (``seek(0)``:
+    the same bytes again), and it is sent with its exact ``Content-Length`` (``length``), so
+    the request is framed as a bytes body would be."""
 
     CHUNK_BYTES = 1 << 20
 

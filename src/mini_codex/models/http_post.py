@@ -1,0 +1,398 @@
+"""POST a pre-serialized JSON body and read its server-sent events, without the ``openai`` SDK.
+
+Both OpenAI-protocol providers send bodies that are already bytes (``request_body``), so the SDK
+only carried them over HTTP: importing it cost ~0.3 s before the first request byte (issue 13).
+``HttpPost`` does on ``httpx2`` what the SDK's request path did for them (facts read from
+``openai`` 3.57, ``_base_client.py`` / ``_streaming.py``):
+
+* **Request**: ``POST base_url + path`` with the provider's ``query_params``; headers
+  ``Authorization: Bearer KEY`` (only when there is a key), ``Accept: application/json``,
+  ``Content-Type: application/json``, ``User-Agent``, ``OpenAI-Organization`` /
+  ``OpenAI-Project`` when given, the provider's ``http_headers`` (they win) and
+  ``x-stainless-retry-count`` (the attempt number, as the SDK sends it). A ``ChunkedBody`` goes
+  with its exact ``Content-Length`` and is rewound for every attempt: each retry resends the same
+  bytes. Timeouts: read/write/pool = the idle timeout, connect = min(idle, 10 s).
+* **Request retries** (the SDK's policy, ``max_retries`` = ``request_max_retries``): transport
+  errors and timeouts, and HTTP 408, 409, 429 and >= 500 (``x-should-retry: true/false``
+  overrides the status; a ``Retry-After`` over 120 s means no retry). The delay is the server's
+  ``retry-after-ms`` / ``retry-after`` (seconds or an HTTP date) when 0 < d <= 120 s, else
+  min(0.5 s * 2^attempt, 8 s) minus up to 25 % jitter.
+* **Errors** are ``models.errors`` classes, unlabeled (``openai_sdk.map_openai_errors`` names the
+  provider): a non-success status → ``classify_http_status`` (body text and Retry-After);
+  timeouts → ``Timeout("the request timed out")``; other transport failures →
+  ``ConnectionFailed``; a stream event whose JSON has a truthy ``error`` →
+  ``classify_stream_failure``; malformed JSON → ``StreamError``.
+* **SSE** (``SseDecoder``): lines end in CR, LF or CRLF; ``event``/``data``/``id``/``retry``
+  fields, multi-line data joined with LF, ``:`` comments; an event is dispatched on a blank line
+  when any field was seen (the last event id is kept, as the SDK does). ``data: [DONE]`` ends the
+  stream (what follows is read for at most 0.1 s, for connection reuse). Each event's data is
+  decoded as JSON and yielded as is (``sse_view`` reads it).
+
+Not carried over (documented in the README): ``OPENAI_CUSTOM_HEADERS`` (use ``http_headers``),
+the SDK's platform headers (``X-Stainless-OS`` …), the Assistants ``thread.*`` event envelope.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import random
+import re
+import ssl
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx2
+import orjson
+
+from mini_codex._version import __version__
+from mini_codex.models.errors import ConnectionFailed, ProviderError, StreamError, Timeout
+from mini_codex.models.request_body import ChunkedBody
+from mini_codex.models.retry import classify_http_status, classify_stream_failure
+
+INITIAL_RETRY_DELAY_S = 0.5
+MAX_RETRY_DELAY_S = 8.0
+MAX_RETRY_AFTER_S = 120.0
+DRAIN_TIMEOUT_S = 0.1
+RETRY_STATUSES = frozenset({408, 409, 429})
+USER_AGENT = f"mini-codex/{__version__}"
+
+_TRANSPORT_ERRORS = (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream)
+_INFINITY = ("inf", "+inf", "infinity", "+infinity")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class PostTarget:
+    """Where and how one provider's requests go (built once per client)."""
+
+    base_url: str
+    api_key: str | None = None
+    http_headers: Mapping[str, str] = field(default_factory=dict)
+    query_params: Mapping[str, str] = field(default_factory=dict)
+    organization: str | None = None
+    project: str | None = None
+    max_retries: int = 2
+    idle_timeout_s: float = 300.0
+    connect_timeout_s: float = 10.0
+
+    def headers(self) -> dict[str, str]:
+        """The request headers before the per-attempt ones (the provider's win, any case)."""
+        base: dict[str, str] = {}
+        if self.api_key:
+            base["Authorization"] = f"Bearer {self.api_key}"
+        base["Accept"] = "application/json"
+        base["Content-Type"] = "application/json"
+        base["User-Agent"] = USER_AGENT
+        if self.organization is not None:
+            base["OpenAI-Organization"] = self.organization
+        if self.project is not None:
+            base["OpenAI-Project"] = self.project
+        custom = {name.lower() for name in self.http_headers}
+        merged = {name: value for name, value in base.items() if name.lower() not in custom}
+        merged.update(self.http_headers)
+        return merged
+
+    def timeout(self) -> httpx2.Timeout:
+        return httpx2.Timeout(
+            self.idle_timeout_s, connect=min(self.idle_timeout_s, self.connect_timeout_s)
+        )
+
+
+# --- retry policy -------------------------------------------------------------------------------
+
+
+def retry_after_s(headers: httpx2.Headers, *, now: float | None = None) -> float | None:
+    """The server's requested delay: ``retry-after-ms``, ``retry-after`` seconds or HTTP date."""
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            delay = float(value)
+        except ValueError:
+            continue
+        if delay == math.inf and value.strip().lower() not in _INFINITY:
+            return MAX_RETRY_AFTER_S + 1  # an overflowing number: too long, not malformed
+        return delay / divisor
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        parsed = email.utils.parsedate_tz(raw)
+        if parsed is None:
+            return None
+        when = email.utils.mktime_tz(parsed)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+    return float(when - (time.time() if now is None else now))
+
+
+def should_retry(status: int, headers: httpx2.Headers) -> bool:
+    """Whether a failed response is worth another attempt (the SDK's rules)."""
+    delay = retry_after_s(headers)
+    if delay is not None and math.isfinite(delay) and delay > MAX_RETRY_AFTER_S:
+        return False
+    match headers.get("x-should-retry"):
+        case "true":
+            return True
+        case "false":
+            return False
+    return status in RETRY_STATUSES or status >= 500
+
+
+def retry_delay_s(attempt: int, headers: httpx2.Headers | None) -> float:
+    """Seconds to wait before retry number ``attempt + 1`` (``attempt`` counts from 0)."""
+    if headers is not None:
+        delay = retry_after_s(headers)
+        if delay is not None and math.isfinite(delay) and 0 < delay <= MAX_RETRY_AFTER_S:
+            return delay
+    backoff = min(INITIAL_RETRY_DELAY_S * 2.0 ** min(attempt, 1000), MAX_RETRY_DELAY_S)
+    return max(backoff * (1 - 0.25 * random.random()), 0.0)
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def transport_error(exc: BaseException) -> ProviderError:
+    """``Timeout`` or ``ConnectionFailed`` for an exception of the HTTP transport."""
+    if isinstance(exc, httpx2.TimeoutException):
+        return Timeout("the request timed out")
+    return ConnectionFailed(f"connection failed: {exc}")
+
+
+def _retry_after_text(headers: httpx2.Headers) -> str | None:
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return str(float(millis) / 1000.0)
+        except ValueError:
+            pass
+    return headers.get("retry-after")
+
+
+def status_error(response: httpx2.Response) -> ProviderError:
+    """The classified error of a non-success response whose body has been read."""
+    text = response.text
+    return classify_http_status(
+        response.status_code,
+        text if text.strip() else None,
+        _retry_after_text(response.headers),
+        now=datetime.now(UTC),
+    )
+
+
+def _event_failure(data: Any) -> ProviderError | None:
+    """A stream event carrying ``{"error": ...}`` (what the SDK raised as its ``APIError``)."""
+    if not isinstance(data, dict) or not data.get("error"):
+        return None
+    error = data["error"]
+    message = error.get("message") if isinstance(error, dict) else None
+    if not message or not isinstance(message, str):
+        message = "An error occurred during streaming"
+    code = error.get("code") if isinstance(error, dict) else None
+    return classify_stream_failure(str(code) if code is not None else None, message)
+
+
+def decode_json(data: bytes) -> Any:
+    """One event's data as JSON; ``StreamError`` when it is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    try:  # the standard parser: what orjson refuses (NaN) or its message for the error
+        return json.loads(data)
+    except ValueError as exc:
+        raise StreamError(f"malformed data in the response stream: {exc}") from exc
+
+
+# --- server-sent events -------------------------------------------------------------------------
+
+
+class SseDecoder:
+    """Incremental SSE decoding: ``feed(chunk)`` returns the data of each completed event."""
+
+    def __init__(self) -> None:
+        self._partial: list[bytes] = []
+        self._skip_lf = False
+        self._event: bytes | None = None
+        self._data: list[bytes] = []
+        self._last_id: bytes | None = None
+        self._retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[tuple[bytes | None, bytes]]:
+        """The ``(event name, data)`` of every event completed by ``chunk``."""
+        events: list[tuple[bytes | None, bytes]] = []
+        start = 0
+        if self._skip_lf and chunk[:1] == b"\n":
+            start = 1
+        self._skip_lf = False
+        for match in _LINE_END.finditer(chunk, start):
+            line = chunk[start : match.start()]
+            if self._partial:
+                line = b"".join((*self._partial, line))
+                self._partial.clear()
+            start = match.end()
+            if match.group() == b"\r" and start == len(chunk):
+                self._skip_lf = True  # a CRLF split across chunks
+            event = self._line(line)
+            if event is not None:
+                events.append(event)
+        if start < len(chunk):
+            self._partial.append(chunk[start:])
+        return events
+
+    def finish(self) -> list[tuple[bytes | None, bytes]]:
+        """The event completed by a last line without a line end (as the SDK does)."""
+        if not self._partial:
+            return []
+        line = b"".join(self._partial)
+        self._partial.clear()
+        event = self._line(line)
+        return [] if event is None else [event]
+
+    def _line(self, line: bytes) -> tuple[bytes | None, bytes] | None:
+        if not line:
+            if not (self._event or self._data or self._last_id or self._retry is not None):
+                return None
+            event = (self._event or None, b"\n".join(self._data))
+            self._event, self._data, self._retry = None, [], None
+            return event
+        if line[:1] == b":":
+            return None
+        name, _, value = line.partition(b":")
+        if value[:1] == b" ":
+            value = value[1:]
+        match name:
+            case b"event":
+                self._event = value
+            case b"data":
+                self._data.append(value)
+            case b"id":
+                if b"\0" not in value:
+                    self._last_id = value
+            case b"retry":
+                try:
+                    self._retry = int(value)
+                except ValueError:
+                    pass
+        return None
+
+
+class EventStream:
+    """The decoded JSON of each event of one streamed response; ``close()`` releases it."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.response = response
+        self._events = self._iterate()
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._events
+
+    async def _iterate(self) -> AsyncGenerator[Any, None]:
+        decoder = SseDecoder()
+        chunks = self.response.aiter_bytes()
+        try:
+            async for chunk in chunks:
+                for _, data in decoder.feed(chunk):
+                    if data.startswith(b"[DONE]"):
+                        await self._drain(chunks)
+                        return
+                    yield self._decoded(data)
+            for _, data in decoder.finish():
+                if data.startswith(b"[DONE]"):
+                    return
+                yield self._decoded(data)
+        except _TRANSPORT_ERRORS as exc:
+            raise transport_error(exc) from exc
+        finally:
+            await self.response.aclose()
+
+    async def _drain(self, chunks: AsyncIterator[bytes]) -> None:
+        """After ``[DONE]``: read what follows for a short while (HTTP/1.1 reuses the
+        connection then), never failing the finished stream."""
+        if self.response.http_version != "HTTP/1.1":
+            return
+        try:
+            with anyio.move_on_after(DRAIN_TIMEOUT_S):
+                async for _ in chunks:
+                    await anyio.lowlevel.checkpoint()
+        except _TRANSPORT_ERRORS:
+            pass
+
+    @staticmethod
+    def _decoded(data: bytes) -> Any:
+        value = decode_json(data)
+        failure = _event_failure(value)
+        if failure is not None:
+            raise failure
+        return value
+
+    async def close(self) -> None:
+        await self._events.aclose()
+        await self.response.aclose()
+
+
+# --- the client ---------------------------------------------------------------------------------
+
+
+class HttpPost:
+    """One provider's HTTP client: ``stream(path, body)`` sends and returns the event stream."""
+
+    def __init__(self, target: PostTarget, http_client: httpx2.AsyncClient | None = None) -> None:
+        self.target = target
+        self._headers = target.headers()
+        self._timeout = target.timeout()
+        self._client = http_client or httpx2.AsyncClient(
+            timeout=self._timeout, follow_redirects=True
+        )
+
+    async def stream(self, path: str, body: bytes | ChunkedBody) -> EventStream:
+        """POST ``body`` (JSON bytes, or pieces of them) to ``path``, with request retries."""
+        headers = dict(self._headers)
+        if isinstance(body, ChunkedBody):
+            headers["Content-Length"] = str(body.length)
+        url = f"{self.target.base_url.rstrip('/')}/{path.lstrip('/')}"
+        params = dict(self.target.query_params) or None
+        max_retries = self.target.max_retries
+        for attempt in range(max_retries + 1):
+            retries_left = max_retries - attempt
+            headers["x-stainless-retry-count"] = str(attempt)
+            if isinstance(body, ChunkedBody):
+                body.seek(0)
+            request = self._client.build_request(
+                "POST", url, params=params, headers=headers, content=body, timeout=self._timeout
+            )
+            try:
+                response = await self._client.send(request, stream=True)
+            except _TRANSPORT_ERRORS as exc:
+                if retries_left > 0:
+                    await anyio.sleep(retry_delay_s(attempt, None))
+                    continue
+                raise transport_error(exc) from exc
+            if response.is_success:
+                return EventStream(response)
+            if retries_left > 0 and should_retry(response.status_code, response.headers):
+                await response.aclose()
+                await anyio.sleep(retry_delay_s(attempt, response.headers))
+                continue
+            try:
+                await response.aread()
+            except _TRANSPORT_ERRORS as exc:
+                raise transport_error(exc) from exc
+            finally:
+                await response.aclose()
+            raise status_error(response)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+__all__ = ["EventStream", "HttpPost", "PostTarget", "SseDecoder", "transport_error"]
