@@ -247,6 +247,8 @@ async def test_resume_thread_of_a_codex_cli_rollout_copies_it_first(tmp_path: Pa
             home=tmp_path / "home",
             api_key="sk-local",
             base_url=server.url,
+            organization="org-1",
+            project="proj-1",
             codex_home=codex_home,
             model="gpt-5.1-codex",
         )
@@ -255,6 +257,13 @@ async def test_resume_thread_of_a_codex_cli_rollout_copies_it_first(tmp_path: Pa
         turn = await thread.run("continue")
     assert turn.final_response == "resumed"
     assert copy.read_bytes() == before  # the Codex CLI file is never written
+    # The connection settings given to Codex(...) are the request's headers.
+    (sent,) = server.requests
+    assert (
+        sent.headers.get("authorization"),
+        sent.headers.get("openai-organization"),
+        sent.headers.get("openai-project"),
+    ) == ("Bearer sk-local", "org-1", "proj-1")
     assert thread.rollout_path is not None
     assert thread.rollout_path.is_relative_to(tmp_path / "home")
     # The request carries the Codex thread's history, then the new input.

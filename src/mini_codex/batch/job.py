@@ -52,6 +52,10 @@ class ModelChoice:
     provider_name: str | None = None
     provider: ModelProviderConfig | None = None
     api_key: str | None = None
+    organization: str | None = None
+    """``OpenAI-Organization`` (the driver read ``OPENAI_ORG_ID``)."""
+    project: str | None = None
+    """``OpenAI-Project`` (the driver read ``OPENAI_PROJECT_ID``)."""
 
     @property
     def slug(self) -> str:
@@ -62,7 +66,11 @@ class ModelChoice:
 
         resolved = resolve_model(self.model, default_provider=self.default_provider)
         return resolved.create(
-            provider_name=self.provider_name, provider=self.provider, api_key=self.api_key
+            provider_name=self.provider_name,
+            provider=self.provider,
+            api_key=self.api_key,
+            organization=self.organization,
+            project=self.project,
         )
 
 

@@ -97,6 +97,8 @@ def _model_choice(model: str, config: Config) -> ModelChoice:
         provider_name=choice.provider_name,
         provider=provider,
         api_key=choice.api_key,
+        organization=choice.organization,
+        project=choice.project,
     )
 
 

@@ -22,16 +22,20 @@ __all__ = ["Codex"]
 class _Connection:
     api_key: str | None
     base_url: str | None
+    organization: str | None = None
+    project: str | None = None
 
 
 class Codex:
-    """``Codex(home=None, *, api_key=None, base_url=None, codex_home=None, **config_overrides)``.
+    """``Codex(home=None, *, api_key=None, base_url=None, organization=None, project=None,
+    codex_home=None, **config_overrides)``.
 
     ``home`` holds ``config.toml`` and the sessions (default ``~/.mini-codex``; the SDK reads no
     environment variables). ``config_overrides`` are config keys laid over the file
     (``model="gpt-5.1-codex"``, ``sandbox_mode="read-only"``, ``mcp_servers={...}``).
-    ``api_key`` / ``base_url`` configure the OpenAI provider (the ``openai`` SDK falls back to its
-    own ``OPENAI_API_KEY``). ``codex_home`` (default ``~/.codex``) is searched by
+    ``api_key`` / ``base_url`` / ``organization`` / ``project`` configure the OpenAI provider
+    (nothing is read from ``OPENAI_API_KEY`` or ``OPENAI_ORG_ID``: pass them, e.g.
+    ``api_key=os.environ["OPENAI_API_KEY"]``). ``codex_home`` (default ``~/.codex``) is searched by
     ``resume_thread`` for Codex CLI sessions. ``env`` is the environment of the agent's
     commands. ``model_client`` (e.g. a ``mini_codex.testing.ScriptedModel``) serves every run
     instead of a client built from the config; its owner closes it. A ``scripted:PATH`` model is
@@ -44,6 +48,8 @@ class Codex:
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        organization: str | None = None,
+        project: str | None = None,
         codex_home: str | Path | None = None,
         env: Mapping[str, str] | None = None,
         model_client: ModelClient | None = None,
@@ -53,7 +59,7 @@ class Codex:
         self.codex_home = (
             Path(codex_home).expanduser() if codex_home is not None else Path.home() / ".codex"
         )
-        self._connection = _Connection(api_key, base_url)
+        self._connection = _Connection(api_key, base_url, organization, project)
         self._overrides = dict(config_overrides)
         self._model_client = model_client
         self._scripted: dict[str, ModelClient] = {}
@@ -93,7 +99,11 @@ class Codex:
             if table is None and resolved.provider in ("openai", "chat"):
                 table = ModelProviderConfig(name="OpenAI", base_url=self._connection.base_url)
             return resolved.create(
-                provider_name=name, provider=table, api_key=self._connection.api_key
+                provider_name=name,
+                provider=table,
+                api_key=self._connection.api_key,
+                organization=self._connection.organization,
+                project=self._connection.project,
             )
         except MiniCodexError as exc:
             raise CodexError(str(exc)) from None
