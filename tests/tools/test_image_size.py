@@ -4,27 +4,12 @@
 from __future__ import annotations
 
 import struct
-import zlib
 from pathlib import Path
 
 import pytest
 
+from image_files import png
 from mini_codex.tools.images import ImageError, ImageFile, image_data_url, image_size, load_image
-
-
-def png(width: int, height: int) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    rows = b"".join(b"\x00" + b"\x00\xff\x00" * width for _ in range(height))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
 
 
 def jpeg(width: int, height: int) -> bytes:

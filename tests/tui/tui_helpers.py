@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import struct
-import zlib
 from collections.abc import Callable
 
 from textual.pilot import Pilot
 
+from image_files import png
 from mini_codex.tui.app import MiniCodexApp
+
+__all__ = ["idle", "png", "type_and_send", "wait_for"]
 
 
 async def wait_for(pilot: Pilot[None], check: Callable[[], bool], limit_s: float = 10.0) -> None:
@@ -27,20 +28,3 @@ async def type_and_send(pilot: Pilot[None], text: str) -> None:
 
 def idle(app: MiniCodexApp) -> bool:
     return app.session is not None and not app.session.turn_active and not app.turn_running
-
-
-def png(width: int, height: int) -> bytes:
-    """A real PNG of ``width`` × ``height`` green pixels."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    rows = b"".join(b"\x00" + b"\x00\xff\x00" * width for _ in range(height))
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )

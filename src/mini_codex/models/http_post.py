@@ -167,7 +167,8 @@ def transport_error(exc: BaseException) -> ProviderError:
     return ConnectionFailed(f"connection failed: {exc}")
 
 
-def _retry_after_text(headers: httpx2.Headers) -> str | None:
+def retry_after_text(headers: httpx2.Headers) -> str | None:
+    """The ``Retry-After`` value for ``classify_http_status`` (``retry-after-ms`` first)."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
         try:
@@ -183,7 +184,7 @@ def status_error(response: httpx2.Response) -> ProviderError:
     return classify_http_status(
         response.status_code,
         text if text.strip() else None,
-        _retry_after_text(response.headers),
+        retry_after_text(response.headers),
         now=datetime.now(UTC),
     )
 
@@ -395,4 +396,11 @@ class HttpPost:
         await self._client.aclose()
 
 
-__all__ = ["EventStream", "HttpPost", "PostTarget", "SseDecoder", "transport_error"]
+__all__ = [
+    "EventStream",
+    "HttpPost",
+    "PostTarget",
+    "SseDecoder",
+    "retry_after_text",
+    "transport_error",
+]

@@ -47,7 +47,7 @@ from mini_codex.models.errors import (
     StreamError,
     Timeout,
 )
-from mini_codex.models.http_post import HttpPost, PostTarget, transport_error
+from mini_codex.models.http_post import HttpPost, PostTarget, retry_after_text, transport_error
 from mini_codex.models.retry import classify_http_status, classify_stream_failure
 from mini_codex.models.tokens import ItemTokenCache
 
@@ -166,16 +166,6 @@ def _body_text(exc: openai.APIStatusError) -> str | None:
     return json.dumps(body)
 
 
-def _retry_after(headers: httpx2.Headers) -> str | None:
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return str(float(millis) / 1000.0)
-        except ValueError:
-            pass
-    return headers.get("retry-after")
-
-
 def with_provider_label(error: ProviderError, access: ProviderAccess) -> ProviderError:
     """The same error class with the provider named (the context-window message stays as is)."""
     if isinstance(error, ContextWindowExceeded) or str(error).startswith(access.label):
@@ -195,7 +185,7 @@ def _classify_sdk_error(exc: BaseException) -> ProviderError | None:
             return classify_http_status(
                 exc.status_code,
                 _body_text(exc),
-                _retry_after(exc.response.headers),
+                retry_after_text(exc.response.headers),
                 now=datetime.now(UTC),
             )
         case openai.APITimeoutError():
