@@ -114,6 +114,20 @@ def _first_interrupt(group: BaseExceptionGroup[BaseException]) -> KeyboardInterr
     return None
 
 
+def _signal_behind(exc: BaseException) -> SignalExit | None:
+    """The signal an error was raised because of: Python wraps an exception raised in some
+    hooks (``__set_name__`` while a dataclass is built during an import) in a ``RuntimeError``
+    whose cause is the ``SignalExit``."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, SignalExit):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def main() -> None:
     """Run the ``mini-codex`` application with the signal handling above."""
     global _owner
@@ -136,6 +150,11 @@ def main() -> None:
         if exc.code == 130 and _received:
             _exit_for(_received[-1])
         raise
+    except Exception as exc:
+        cause = _signal_behind(exc)
+        if cause is None:
+            raise
+        _exit_for(cause.signum)
     finally:
         # The command is over (its files are closed and flushed). Without this, the collector
         # passes of interpreter shutdown walk every object still alive (the imported modules,

@@ -15,7 +15,7 @@ import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
-from mini_codex.cli.entry import settle_heap
+from mini_codex.cli.entry import SignalExit, settle_heap
 from mini_codex.cli.env import (
     api_key_for,
     child_environment,
@@ -158,6 +158,8 @@ class _Output:
         self.stdout = stdout
         self.trace = trace
         self.errors = 0
+        self.events = 0
+        """How many session events were rendered (a signal before the first is a start-up one)."""
         self.streaming = False
         """True while an assistant message is being streamed delta by delta."""
 
@@ -169,6 +171,7 @@ class _Output:
         return Console(file=self.stdout, highlight=False, soft_wrap=True)
 
     def event(self, event: SessionEvent) -> None:
+        self.events += 1
         if isinstance(event, ErrorEvent):
             self.errors += 1
         self.exec_json.event(event)
@@ -287,14 +290,21 @@ def run_session(
     )
 
     interrupted: list[int] = []
+    opened: list[Session] = []
 
     async def main() -> None:
         try:
-            async with Session.open(options) as session, anyio.create_task_group() as tg:
-                # Started (the receiver installed) before the turn begins: a signal from here
-                # on interrupts the turn and records the abort.
-                await tg.start(_interrupt_on_signal, session, interrupted)
-                await (action(session) if action is not None else session.run_turn(user_input))
+            async with anyio.create_task_group() as tg:
+                # Installed before the session opens: from here on the first signal is handled
+                # here (an open in progress is cancelled, a running turn is interrupted and
+                # records the abort), not by ``entry``'s start-up handler.
+                await tg.start(_interrupt_on_signal, opened, interrupted, tg.cancel_scope)
+                async with Session.open(options) as session:
+                    opened.append(session)
+                    if not interrupted:
+                        await (
+                            action(session) if action is not None else session.run_turn(user_input)
+                        )
                 tg.cancel_scope.cancel()
         finally:
             await client.aclose()
@@ -307,26 +317,34 @@ def run_session(
         if trace is not None:
             trace.close()
     if interrupted:
+        if output.events == 0:
+            # Nothing was shown yet: the same one line as a signal during the rest of start-up.
+            raise SignalExit(interrupted[0])
         return 128 + interrupted[0]
     return output.exec_json.finish(extras, sys.stderr) or (1 if output.errors else 0)
 
 
 async def _interrupt_on_signal(
-    session: Session,
+    opened: list[Session],
     received: list[int],
+    opening: anyio.CancelScope,
     *,
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """The first Ctrl-C (or SIGTERM) interrupts the turn through the session, so running tools
-    get their aborted outputs recorded; after it, a second signal gets the handling the process
-    had before (``entry.py``: one line, exit 130/143), as does a signal during shutdown."""
+    get their aborted outputs recorded (before the session is open, it cancels ``opening``);
+    after it, a second signal gets the handling the process had before (``entry.py``: one line,
+    exit 130/143), as does a signal during shutdown."""
     previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     try:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             task_status.started()
             async for signum in signals:
                 received.append(int(signum))
-                session.interrupt()
+                if opened:
+                    opened[0].interrupt()
+                else:
+                    opening.cancel()
                 return
     finally:
         signal.signal(signal.SIGINT, previous[0])
