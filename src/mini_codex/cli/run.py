@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from functools import cached_property
 from pathlib import Path
@@ -294,20 +295,27 @@ def run_session(
 
     async def main() -> None:
         try:
-            async with anyio.create_task_group() as tg:
-                # Installed before the session opens: from here on the first signal is handled
-                # here (an open in progress is cancelled, a running turn is interrupted and
-                # records the abort), not by ``entry``'s start-up handler.
-                await tg.start(_interrupt_on_signal, opened, interrupted, tg.cancel_scope)
-                async with Session.open(options) as session:
-                    opened.append(session)
-                    if not interrupted:
-                        await (
-                            action(session) if action is not None else session.run_turn(user_input)
-                        )
-                tg.cancel_scope.cancel()
+            await _in_signal_scope()
+        except BaseExceptionGroup as group:
+            # One failure (the session could not open, the turn raised) is raised as itself,
+            # as it was before the signal receiver's task group wrapped the session.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
         finally:
             await client.aclose()
+
+    async def _in_signal_scope() -> None:
+        async with anyio.create_task_group() as tg:
+            # Installed before the session opens: from here on the first signal is handled
+            # here (an open in progress is cancelled, a running turn is interrupted and
+            # records the abort), not by ``entry``'s start-up handler.
+            await tg.start(_interrupt_on_signal, opened, interrupted, tg.cancel_scope)
+            async with Session.open(options) as session:
+                opened.append(session)
+                if not interrupted:
+                    await (action(session) if action is not None else session.run_turn(user_input))
+            tg.cancel_scope.cancel()
 
     try:
         anyio.run(main)
@@ -335,6 +343,9 @@ async def _interrupt_on_signal(
     get their aborted outputs recorded (before the session is open, it cancels ``opening``);
     after it, a second signal gets the handling the process had before (``entry.py``: one line,
     exit 130/143), as does a signal during shutdown."""
+    if threading.current_thread() is not threading.main_thread():
+        task_status.started()  # an in-process run off the main thread: signals are not ours
+        return
     previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     try:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
