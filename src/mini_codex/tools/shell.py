@@ -60,8 +60,10 @@ __all__ = [
     "ShellArgs",
     "ShellTool",
     "authorize_exec",
+    "confine_for_session",
     "format_exec_output",
     "resolve_workdir",
+    "workdir_or_failure",
 ]
 
 DEFAULT_TIMEOUT_MS = 10_000
@@ -173,11 +175,9 @@ class ShellTool:
         args = parse_arguments("shell", ShellArgs, payload)
         if isinstance(args, ToolOutput):
             return args
-        workdir = resolve_workdir(ctx.cwd, args.workdir)
-        if workdir is None:
-            return ToolOutput.failure(
-                f"workdir '{args.workdir}' is not a directory (relative paths start at {ctx.cwd})"
-            )
+        workdir = workdir_or_failure(ctx, args.workdir)
+        if isinstance(workdir, ToolOutput):
+            return workdir
         timeout_ms = min(args.timeout_ms or self.default_timeout_ms, self.max_timeout_ms)
         argv = shell_argv(ctx.shell, args.command)
         sandboxed = await authorize_exec(
@@ -194,15 +194,13 @@ class ShellTool:
     async def _execute(
         self, argv: list[str], ctx: ToolContext, workdir: Path, timeout_ms: int, *, sandboxed: bool
     ) -> ToolOutput:
-        backend = self.availability or ctx.sandbox_backend
-        if backend is None:
-            backend = await detect_sandbox(self.bwrap_executable, search_path=ctx.env.get("PATH"))
-        request = ctx.sandbox_request(backend)
-        try:
-            prepared = confine(argv, request, workdir, escalated=not sandboxed)
-        except SandboxUnavailableError as exc:
-            await _record(ctx, argv, "sandbox", "reject", str(exc))
-            return ToolOutput.failure(str(exc))
+        confined = await confine_for_session(
+            ctx, argv, workdir, sandboxed=sandboxed, availability=self.availability,
+            bwrap_executable=self.bwrap_executable,
+        )  # fmt: skip
+        if isinstance(confined, ToolOutput):
+            return confined
+        prepared, request = confined
         result = await self._run(ctx, prepared, request, workdir, timeout_ms)
         if isinstance(result, ToolOutput):
             return result
@@ -342,3 +340,37 @@ def resolve_workdir(cwd: Path, workdir: str | None) -> Path | None:
     """``workdir`` taken relative to ``cwd``; None when it is not an existing directory."""
     path = Path(os.path.normpath(cwd / workdir)) if workdir else cwd
     return path if path.is_dir() else None
+
+
+def workdir_or_failure(ctx: ToolContext, workdir: str | None) -> Path | ToolOutput:
+    """The call's working directory, or the failure the model gets when it is not one."""
+    path = resolve_workdir(ctx.cwd, workdir)
+    if path is None:
+        return ToolOutput.failure(
+            f"workdir '{workdir}' is not a directory (relative paths start at {ctx.cwd})"
+        )
+    return path
+
+
+async def confine_for_session(
+    ctx: ToolContext,
+    argv: list[str],
+    workdir: Path,
+    *,
+    sandboxed: bool,
+    availability: SandboxAvailability | None,
+    bwrap_executable: str,
+    tool: str = "shell",
+) -> tuple[PreparedCommand, SandboxRequest] | ToolOutput:
+    """``argv`` confined by the session's sandbox (``availability`` overrides its detection),
+    with the request it was confined for; a recorded rejection when the policy needs a sandbox
+    that cannot start here."""
+    backend = availability or ctx.sandbox_backend
+    if backend is None:
+        backend = await detect_sandbox(bwrap_executable, search_path=ctx.env.get("PATH"))
+    request = ctx.sandbox_request(backend)
+    try:
+        return confine(argv, request, workdir, escalated=not sandboxed), request
+    except SandboxUnavailableError as exc:
+        await _record(ctx, argv, "sandbox", "reject", str(exc), tool)
+        return ToolOutput.failure(str(exc))

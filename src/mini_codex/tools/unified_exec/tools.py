@@ -30,7 +30,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.sandbox.exec import shell_argv
-from mini_codex.sandbox.launch import SandboxUnavailableError, confine, detect_sandbox
 from mini_codex.sandbox.pool import SandboxPool
 from mini_codex.tools.base import (
     ToolContext,
@@ -39,7 +38,7 @@ from mini_codex.tools.base import (
     load_tool_prompt,
     parse_arguments,
 )
-from mini_codex.tools.shell import authorize_exec, resolve_workdir
+from mini_codex.tools.shell import authorize_exec, confine_for_session, workdir_or_failure
 from mini_codex.tools.truncate import truncate_middle_bytes
 from mini_codex.tools.unified_exec.process import PtyProcess
 
@@ -256,11 +255,9 @@ class ExecCommandTool:
         args = parse_arguments("exec_command", ExecCommandArgs, payload)
         if isinstance(args, ToolOutput):
             return args
-        workdir = resolve_workdir(ctx.cwd, args.workdir)
-        if workdir is None:
-            return ToolOutput.failure(
-                f"workdir '{args.workdir}' is not a directory (relative paths start at {ctx.cwd})"
-            )
+        workdir = workdir_or_failure(ctx, args.workdir)
+        if isinstance(workdir, ToolOutput):
+            return workdir
         if self.sessions.closed:
             return ToolOutput.failure("exec_command: the session is closing")
         if self.sessions.full():
@@ -279,14 +276,13 @@ class ExecCommandTool:
         )
         if isinstance(sandboxed, ToolOutput):
             return sandboxed
-        backend = self.availability or ctx.sandbox_backend
-        if backend is None:
-            backend = await detect_sandbox(self.bwrap_executable, search_path=ctx.env.get("PATH"))
-        request = ctx.sandbox_request(backend)
-        try:
-            prepared = confine(argv, request, workdir, escalated=not sandboxed)
-        except SandboxUnavailableError as exc:
-            return ToolOutput.failure(str(exc))
+        confined = await confine_for_session(
+            ctx, argv, workdir, sandboxed=sandboxed, availability=self.availability,
+            bwrap_executable=self.bwrap_executable, tool="exec_command",
+        )  # fmt: skip
+        if isinstance(confined, ToolOutput):
+            return confined
+        prepared, request = confined
         if self.sessions.full():  # another call started one while we were asking
             return ToolOutput.failure(
                 f"exec_command: {self.sessions.max_sessions} commands are already running"
