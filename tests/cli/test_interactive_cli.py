@@ -91,3 +91,32 @@ def test_a_bad_image_is_refused_before_the_ui_starts(tmp_path: Path) -> None:
             "or WebP)\n",
         ),
     ]
+
+
+def test_the_ui_refuses_to_resume_a_session_recorded_in_the_root_without_cd(
+    tmp_path: Path,
+) -> None:
+    # The same check as `resume` (cli.run.session_cwd): the UI's picker and `resume --last` on a
+    # terminal must not silently make / (or the home directory) the writable root either.
+    import json
+
+    import anyio
+
+    from mini_codex.errors import MiniCodexError
+
+    rollout = tmp_path / "rollout-2026-01-01T00-00-00-x.jsonl"
+    meta = {"id": "019b0000-0000-7000-8000-000000000000", "cwd": "/", "timestamp": "2026"}
+    line = {"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": meta}
+    rollout.write_text(json.dumps(line) + "\n")
+    opener = interactive.make_opener(UiOptions(model="scripted:none.jsonl"), tmp_path / "home")
+
+    async def open_it() -> None:
+        async with opener(rollout, None, lambda event: None):  # type: ignore[attr-defined]
+            raise AssertionError("the session opened")
+
+    with pytest.raises(MiniCodexError) as refused:
+        anyio.run(open_it)
+    assert str(refused.value) == (
+        "the session was recorded in /; resuming there would make it the sandbox's "
+        "writable root. Pass --cd DIR (--cd / to confirm)."
+    )

@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING
 import anyio
 
 from mini_codex.cli.env import (
-    child_environment,
     load_effective_config,
-    local_timezone,
     mini_codex_home,
-    process_environment,
-    user_shell,
 )
-from mini_codex.cli.run import approval_choice, client_for, recorded_cwd, sandbox_policy
+from mini_codex.cli.run import (
+    approval_choice,
+    cli_session_options,
+    client_for,
+    sandbox_policy,
+    session_cwd,
+)
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
@@ -61,31 +63,21 @@ def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
     ) -> AsyncIterator[Session]:
         # The runtime (MCP SDK, model clients) takes a second to import: off the UI's loop.
         await anyio.to_thread.run_sync(importlib.import_module, "mini_codex.runtime.session")
-        from mini_codex.runtime.session import Session, SessionOptions
+        from mini_codex.runtime.session import Session
 
-        cd = base_cwd
-        if cd is None and resume is not None:
-            cd = recorded_cwd(resume)
-        cwd = (cd or Path.cwd()).resolve()
-        if not cwd.is_dir():
-            raise MiniCodexError(f"--cd {cwd}: not a directory")
+        cwd = session_cwd(base_cwd, resume)
         client = client_for(model_name, config)
-        slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
-        session_options = SessionOptions(
-            cwd=cwd,
-            home=home,
-            client=client,
-            config=config,
-            model="scripted" if model_name.startswith("scripted:") else slug,
-            sandbox=policy,
-            shell=user_shell(),
-            env=child_environment(config),
-            timezone=local_timezone(),
+        session_options = cli_session_options(
+            cwd,
+            home,
+            client,
+            config,
+            model_name,
+            policy,
             resume_path=resume,
-            on_event=on_event,
-            environ=process_environment(),
             approval_policy=approval_policy,
             approval_callback=approval_callback,
+            on_event=on_event,
         )
         try:
             async with Session.open(session_options) as session:

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import anyio
 import orjson
@@ -60,7 +60,9 @@ if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
     from rich.console import Console
 
     from mini_codex.models.trace_line import TraceLineEncoder
-    from mini_codex.runtime.session import Session
+    from mini_codex.protocol.session_events import SessionEvent
+    from mini_codex.runtime.approvals import ApprovalCallback
+    from mini_codex.runtime.session import Session, SessionOptions
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
 
@@ -219,6 +221,60 @@ def _is_assistant_message(event: SessionEvent) -> bool:
     )
 
 
+def session_cwd(cd: Path | None, resume_path: Path | None) -> Path:
+    """The session's directory: ``--cd``, else the resumed session's, else the current one.
+    Resuming a session recorded in the home directory (or ``/``) without ``--cd`` is refused:
+    it would silently make that the sandbox's writable root."""
+    if cd is None and resume_path is not None:
+        cd = recorded_cwd(resume_path)
+        if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
+            raise MiniCodexError(
+                f"the session was recorded in {cd}; resuming there would make it the "
+                f"sandbox's writable root. Pass --cd DIR (--cd {cd} to confirm)."
+            )
+    cwd = (cd or Path.cwd()).resolve()
+    if not cwd.is_dir():
+        raise MiniCodexError(f"--cd {cwd}: not a directory")
+    return cwd
+
+
+def cli_session_options(
+    cwd: Path,
+    home: Path,
+    client: ModelClient,
+    config: Config,
+    model_name: str,
+    policy: SandboxPolicy | None,
+    *,
+    resume_path: Path | None,
+    approval_policy: ApprovalPolicy | None,
+    approval_callback: ApprovalCallback,
+    on_event: Callable[[SessionEvent], None],
+    **extra: Any,
+) -> SessionOptions:
+    """The options of a session the CLI opens (``exec``, ``resume``, the UI): this process's
+    shell, timezone and environment; ``extra`` are further ``SessionOptions`` fields."""
+    from mini_codex.runtime.session import SessionOptions
+
+    return SessionOptions(
+        cwd=cwd,
+        home=home,
+        client=client,
+        config=config,
+        model="scripted" if model_name.startswith("scripted:") else model_name,
+        sandbox=policy,
+        shell=user_shell(),
+        env=child_environment(config),
+        timezone=local_timezone(),
+        resume_path=resume_path,
+        on_event=on_event,
+        environ=process_environment(),
+        approval_policy=approval_policy,
+        approval_callback=approval_callback,
+        **extra,
+    )
+
+
 def run_session(
     prompt: str,
     *,
@@ -238,19 +294,9 @@ def run_session(
     home = mini_codex_home()
     config = load_effective_config(home, overrides, profile=extras.profile if extras else None)
     model_name = model or config.model
-    from mini_codex.runtime.session import Session, SessionOptions
+    from mini_codex.runtime.session import Session
 
-    if cd is None and resume_path is not None:
-        cd = recorded_cwd(resume_path)
-        if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
-            # Resuming there would silently make the home (or /) the writable root.
-            raise MiniCodexError(
-                f"the session was recorded in {cd}; resuming there would make it the "
-                f"sandbox's writable root. Pass --cd DIR (--cd {cd} to confirm)."
-            )
-    cwd = (cd or Path.cwd()).resolve()
-    if not cwd.is_dir():
-        raise MiniCodexError(f"--cd {cwd}: not a directory")
+    cwd = session_cwd(cd, resume_path)
     # Everything that can be refused is checked before anything is created or opened.
     policy = sandbox_policy(sandbox, config)
     user_input = turn_input(prompt, extras.images if extras else ())
@@ -260,7 +306,6 @@ def run_session(
         config, model_name = local.config, local.name
     client = local.client if local is not None else client_for(model_name, config)
     settle_heap()  # the heavy imports are done (the provider's SDK too)
-    slug = model_name.split(":", 1)[1] if model_name.startswith("scripted:") else model_name
     try:
         trace = _open_trace(trace_requests)
     except MiniCodexError:
@@ -270,24 +315,20 @@ def run_session(
         raise
     extras = extras or ExecExtras()
     output = _Output(as_json, sys.stdout, trace, codex_json=extras.json_format == "codex")
-    options = SessionOptions(
-        cwd=cwd,
-        home=home,
-        client=client,
-        config=config,
-        model="scripted" if model_name.startswith("scripted:") else slug,
-        sandbox=policy,
-        shell=user_shell(),
-        env=child_environment(config),
-        timezone=local_timezone(),
+    options = cli_session_options(
+        cwd,
+        home,
+        client,
+        config,
+        model_name,
+        policy,
         resume_path=resume_path,
-        persist=not extras.ephemeral,
-        output_schema=extras.output_schema,
-        on_event=output.event,
-        on_request=output.request,
-        environ=process_environment(),
         approval_policy=approval_policy,
         approval_callback=terminal_callback(interactive=stdin_is_terminal()),
+        on_event=output.event,
+        on_request=output.request,
+        persist=not extras.ephemeral,
+        output_schema=extras.output_schema,
     )
 
     interrupted: list[int] = []
