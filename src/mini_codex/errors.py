@@ -66,3 +66,7 @@ class ToolError(MiniCodexError):
 
 class SandboxError(MiniCodexError):
     """The sandbox could not be set up."""
+
+
+class InputError(MiniCodexError):
+    """A front end's option or input is refused (an unknown ``--sandbox``, a missing ``--cd``)."""

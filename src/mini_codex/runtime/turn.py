@@ -11,8 +11,9 @@ session stays usable. Cancellation records aborted tool outputs, the input and a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -36,7 +37,7 @@ from mini_codex.protocol import (
 from mini_codex.protocol.items import Message
 from mini_codex.protocol.session_events import ErrorEvent, StepStarted
 from mini_codex.rollout.replay.checkpoint import WindowInfo
-from mini_codex.runtime.capture import StepServices, capture_step
+from mini_codex.runtime.capture import CaptureCaches, CapturedStep, CaptureSettings, capture_step
 from mini_codex.runtime.compaction import (
     CompactionFailed,
     CompactionResult,
@@ -55,6 +56,9 @@ from mini_codex.runtime.context_updates import (
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.sampling import run_sampling_request
+
+if TYPE_CHECKING:  # the MCP runtime (and its SDK) is loaded only when servers are configured
+    from mini_codex.mcp.runtime import McpRuntime
 
 TURN_ABORTED_MARKER = (
     "<turn_aborted>\nThe user interrupted the previous turn; its unfinished work was abandoned."
@@ -104,14 +108,35 @@ class TurnState:
 
 @dataclass(frozen=True)
 class TurnDeps:
-    """What ``run_turn`` works with besides the session state: capture services, the model
-    client, the retry policy. (Names: ``env`` is a child process's environment, ``environ``
-    the whole process environment, ``environments`` the execution environments of a turn.)"""
+    """What ``run_turn`` works with besides the session state: the capture settings and caches,
+    the MCP runtime, the model client, the retry policy. (Names: ``env`` is a child process's
+    environment, ``environ`` the whole process environment, ``environments`` the execution
+    environments of a turn.)"""
 
-    services: StepServices
+    capture: Callable[[], CaptureSettings]
+    """The session's capture settings as they are now (a refresh may replace them mid-turn)."""
+    caches: CaptureCaches
     client: ModelClient
     retry: RetryPolicy
     on_request: Callable[[Prompt], None] | None = None
+    mcp: McpRuntime | None = None
+
+    async def capture_step(
+        self,
+        turn: TurnContext,
+        sequence: int,
+        required: Collection[str],
+        previous_model: str | None,
+    ) -> CapturedStep:
+        return await capture_step(
+            turn,
+            self.capture(),
+            self.caches,
+            sequence,
+            mcp_runtime=self.mcp,
+            required_mcp_servers=required,
+            previous_model=previous_model,
+        )
 
 
 async def _record_input(state: TurnState, items: Sequence[ResponseItem]) -> None:
@@ -151,13 +176,7 @@ async def run_turn(
     last_message: str | None = None
     try:
         required_mcp = _mentioned_mcp_servers(user_input)
-        first_step, live = await capture_step(
-            turn,
-            deps.services,
-            1,
-            required_mcp_servers=required_mcp,
-            previous_model=state.previous_model,
-        )
+        first_step, live = await deps.capture_step(turn, 1, required_mcp, state.previous_model)
         trigger, summarizer = pre_turn_trigger(state, turn)
         if trigger is not None:
             # Before the turn's context updates and input are recorded (spec §8.2), and without
@@ -196,12 +215,8 @@ async def run_turn(
                 world_state = live
             else:
                 sequence += 1
-                step, world_state = await capture_step(
-                    turn,
-                    deps.services,
-                    sequence,
-                    required_mcp_servers=required_mcp,
-                    previous_model=state.previous_model,
+                step, world_state = await deps.capture_step(
+                    turn, sequence, required_mcp, state.previous_model
                 )
             next_step = None
             changed = await record_step_world_state_if_changed(recording, live, world_state)
