@@ -70,3 +70,20 @@ class SandboxError(MiniCodexError):
 
 class InputError(MiniCodexError):
     """A front end's option or input is refused (an unknown ``--sandbox``, a missing ``--cd``)."""
+
+
+class NoActiveTurnError(MiniCodexError):
+    """Steering input was given while no turn is running."""
+
+
+class ExpectedTurnMismatchError(MiniCodexError):
+    """Steering named a turn that is not the running one."""
+
+    def __init__(self, expected: str, actual: str) -> None:
+        super().__init__(f"expected turn {expected} but turn {actual} is running")
+        self.expected = expected
+        self.actual = actual
+
+
+class EmptyInputError(MiniCodexError):
+    """Steering input was empty."""

@@ -1,22 +1,18 @@
 """The Session: owns history, the rollout recorder, the step captures and the event stream.
 
-A session is opened with ``Session.open(settings, services)`` (an async context manager owning a
-task group and, when persisting, a rollout recorder); ``mini_codex.host`` builds both (the
-defaults and the wiring live there) and is the only caller (``host.open_session``,
-``host.open_options``). Input goes in with ``run_turn(text)`` (run a whole turn in the caller's
-task, after the running one), ``submit(text)`` (start a turn in the background, or steer the
-running one) and ``interrupt()``. Input steered too late for a turn is answered by a follow-up
-turn (after an interrupt, it opens the next turn). Everything observable comes out as
-``SessionEvent``s, to the ``on_event`` callback and to every ``subscribe()`` stream. A failed turn
-becomes an ``error`` event and the session stays usable. ``resume_path`` continues a rollout:
-history, world-state baseline, reference context and previous model are restored, so nothing is
-re-injected when nothing changed.
+Opened with ``Session.open(settings, services)`` (an async context manager owning a task group
+and, when persisting, a rollout recorder) by ``mini_codex.host``, its only caller, which builds
+both. Input goes in with ``run_turn`` (a whole turn, after the running one), ``submit`` (start
+a turn in the background, or steer the running one) and ``interrupt()``; input steered too late
+for a turn is answered by a follow-up turn. Everything observable comes out as ``SessionEvent``s
+(``on_event`` and every ``subscribe()`` stream); a failed turn becomes an ``error`` event and the
+session stays usable. ``resume_path`` continues a rollout: history, world-state baseline,
+reference context and previous model are restored, so nothing is re-injected when unchanged.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -28,24 +24,32 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mini_codex._version import __version__
 from mini_codex.context import ContextManager
 from mini_codex.discovery.workspace import WorkspaceScanner
-from mini_codex.errors import MiniCodexError
-from mini_codex.mcp.errors import McpError
+from mini_codex.errors import (
+    EmptyInputError,
+    ExpectedTurnMismatchError,
+    MiniCodexError,
+    NoActiveTurnError,
+)
 from mini_codex.models.base import ModelClient, Prompt
-from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
+from mini_codex.protocol import Message, ResponseItem, message_text, user_message
 from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
-from mini_codex.rollout.paths import new_thread_id, rollout_path
-from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
-from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
+from mini_codex.rollout.recorder import RolloutRecorder
+from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.capture import CaptureCaches
 from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
 from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
-from mini_codex.runtime.session_restore import restore_session
 from mini_codex.runtime.session_settings import SessionServices, SessionSettings
+from mini_codex.runtime.session_start import (
+    checkpoint_if_due,
+    new_rollout,
+    recorder_options,
+    restore_session,
+    start_mcp,
+)
 from mini_codex.runtime.turn import TurnDeps, TurnState, run_compact_task, run_turn
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
@@ -61,23 +65,6 @@ __all__ = [
     "SessionServices",
     "SessionSettings",
 ]
-
-
-class NoActiveTurnError(MiniCodexError):
-    """Steering input was given while no turn is running."""
-
-
-class ExpectedTurnMismatchError(MiniCodexError):
-    """Steering named a turn that is not the running one."""
-
-    def __init__(self, expected: str, actual: str) -> None:
-        super().__init__(f"expected turn {expected} but turn {actual} is running")
-        self.expected = expected
-        self.actual = actual
-
-
-class EmptyInputError(MiniCodexError):
-    """Steering input was empty."""
 
 
 class Session:
@@ -166,62 +153,26 @@ class Session:
                 raise group.exceptions[0] from None
             raise
 
-    async def _start_mcp(self) -> None:
-        """Start the configured MCP servers in the background; fail fast on ``required`` ones."""
-        servers = {name: c for name, c in self.config.mcp_servers.items() if c.enabled}
-        if not servers:
-            return
-        from mini_codex.mcp.cache import CACHE_DIR_NAME, CatalogCache
-        from mini_codex.mcp.client import StdioHttpClientFactory
-        from mini_codex.mcp.runtime import McpRuntime
-
-        runtime = McpRuntime(
-            servers,
-            factory=self._mcp_factory or StdioHttpClientFactory(self.settings.environ or {}),
-            cache=CatalogCache(self.settings.home / CACHE_DIR_NAME),
-            grace_s=self.config.mcp_optional_startup_grace_ms / 1000,
-        )
-        await self._tg.start(runtime.run)
-        self.mcp = runtime
-        try:
-            await runtime.wait_for_required()
-        except McpError:
-            with anyio.CancelScope(shield=True):
-                await runtime.aclose()
-            raise
-
     async def _start(self) -> None:
         options = self.settings
-        await self._start_mcp()
-        recorder_options = RecorderOptions(
-            fsync_at_turn_end=self.config.rollout.fsync_at_turn_end,
-            fsync_on_shutdown=self.config.rollout.fsync_on_shutdown,
-            checkpoint_every_items=self.config.rollout.checkpoint_every_items,
-            checkpoint_every_bytes=self.config.rollout.checkpoint_every_bytes,
-            checkpoint_min_ratio=self.config.rollout.checkpoint_min_ratio,
-        )
+        # MCP servers start in the background; a ``required`` one that cannot start fails here.
+        self.mcp = await start_mcp(options, self._mcp_factory, self._tg)
         resumed = options.resume_path is not None
         if options.resume_path is not None:
-            self._restore(options.resume_path)
+            self.session_id = restore_session(
+                options.resume_path,
+                self.history,
+                self.state,
+                self.approvals,
+                base_instructions=self.base_instructions,
+                model=self.model,
+            )
             self.rollout_path = options.resume_path
-            self.recorder = RolloutRecorder(options.resume_path, options=recorder_options)
+            self.recorder = RolloutRecorder(
+                options.resume_path, options=recorder_options(self.config)
+            )
         else:
-            now = options.clock()
-            self.session_id = new_thread_id(int(now.timestamp() * 1000), os.urandom(10))
-            if options.persist:
-                self.rollout_path = rollout_path(options.home, now, self.session_id)
-                meta = SessionMeta(
-                    id=self.session_id,
-                    session_id=self.session_id,
-                    timestamp=now.isoformat(),
-                    cwd=str(self.cwd),
-                    originator="mini_codex",
-                    cli_version=__version__,
-                    model_provider=self.config.model_provider,
-                )
-                self.recorder = RolloutRecorder(
-                    self.rollout_path, session_meta=meta, options=recorder_options
-                )
+            self.session_id, self.rollout_path, self.recorder = new_rollout(options)
         if self.recorder is not None:
             await self.recorder.start(self._tg)
         self.recording.recorder = self.recorder
@@ -235,16 +186,6 @@ class Session:
             )
         )
         await self.hooks.session_start("resume" if resumed else "startup")
-
-    def _restore(self, path: Path) -> None:
-        self.session_id = restore_session(
-            path,
-            self.history,
-            self.state,
-            self.approvals,
-            base_instructions=self.base_instructions,
-            model=self.model,
-        )
 
     @property
     def window(self) -> WindowInfo:
@@ -335,11 +276,15 @@ class Session:
         Turns run one at a time: while another turn runs (or is finishing), this waits for it.
         ``output_schema`` (a JSON Schema) is sent with this turn's requests.
         """
+        await self._after_running_turn()
+        return await self._run_turn(*self._claim_turn(text), output_schema=output_schema)
+
+    async def _after_running_turn(self) -> None:
+        """Wait for the running turn (or compaction) to finish; refused while shutting down."""
         while self._turn_done is not None and self._active is not None:
             await self._turn_done.wait()
         if self._closing:
             raise MiniCodexError("the session is shutting down")
-        return await self._run_turn(*self._claim_turn(text), output_schema=output_schema)
 
     def _claim_turn(
         self, text: str | Sequence[ResponseItem]
@@ -404,10 +349,7 @@ class Session:
         (spec §8.4). Emits ``context_compacted`` and the long-threads warning; returns the
         summary, or None when the compaction failed (an ``error`` event says why).
         """
-        while self._turn_done is not None and self._active is not None:
-            await self._turn_done.wait()
-        if self._closing:
-            raise MiniCodexError("the session is shutting down")
+        await self._after_running_turn()
         scope = anyio.CancelScope()
         done = anyio.Event()
         self._active, self._active_turn_id, self._turn_done = scope, str(uuid.uuid4()), done
@@ -455,21 +397,4 @@ class Session:
     # --- checkpoints -------------------------------------------------------------------------
 
     async def _maybe_checkpoint(self) -> None:
-        recorder = self.recorder
-        if recorder is None or not recorder.checkpoint_due():
-            return
-        baseline = self.history.world_state_baseline
-        settings = (
-            PreviousTurnSettings(
-                model=self.state.previous_model, comp_hash=None, realtime_active=None
-            )
-            if self.state.previous_model is not None
-            else None
-        )
-        await recorder.write_checkpoint(
-            self.history.items,
-            baseline.to_json() if baseline is not None else None,
-            self.state.reference_context,
-            settings,
-            self.state.window,
-        )
+        await checkpoint_if_due(self.recorder, self.history, self.state)
