@@ -95,7 +95,7 @@ class Codex:
         try:
             return load_host_config(self.home, profile=self._profile, extra=extra)
         except MiniCodexError as exc:
-            raise codex_error(exc) from None
+            raise codex_error(exc) from exc
 
     def _lent_client(
         self, model: str, config: Config, make: Callable[[], ModelClient]
@@ -132,7 +132,7 @@ class Codex:
             resolved = resolve_session(spec, config, self.host)
             client = self._lent_client(resolved.model.model, config, resolved.model.create)
         except MiniCodexError as exc:
-            raise codex_error(exc) from None
+            raise codex_error(exc) from exc
         async with open_session(resolved, self.host, client=client, on_event=on_event) as session:
             yield session
 
@@ -182,7 +182,7 @@ class Codex:
                 given, recorded.cwd, process_cwd=self.host.cwd, user_home=self.host.user_home
             )
         except MiniCodexError as exc:
-            raise codex_error(exc) from None
+            raise codex_error(exc) from exc
         options = ThreadOptions(
             working_directory=cwd.resolve(),
             model=model,

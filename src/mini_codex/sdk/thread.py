@@ -183,11 +183,11 @@ class Thread:
             try:
                 check_schema(output_schema, source="output_schema")
             except MiniCodexError as exc:
-                raise codex_error(exc) from None
+                raise codex_error(exc) from exc
         try:
             turn_input = _turn_input(input)
         except MiniCodexError as exc:
-            raise codex_error(exc) from None
+            raise codex_error(exc) from exc
         return StreamedTurn(events=self._events(turn_input, output_schema))
 
     async def _events(
@@ -215,7 +215,7 @@ class Thread:
         if closed:
             return
         if outcome.error is not None:
-            raise codex_error(outcome.error) from None
+            raise codex_error(outcome.error) from outcome.error
 
     async def _drive(
         self,
