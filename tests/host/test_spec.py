@@ -91,8 +91,19 @@ def test_defaults_come_from_the_process_and_the_config(tmp_path: Path) -> None:
 
 
 def test_scripted_models_record_the_slug_scripted(tmp_path: Path) -> None:
-    resolved = resolve_session(SessionSpec(model="scripted:x.jsonl"), Config(), host(tmp_path))
-    assert (resolved.model.slug, resolved.model.model) == ("scripted", "scripted:x.jsonl")
+    script = tmp_path / "x.jsonl"
+    script.write_text('{"output": [{"type": "message", "content": "hi"}]}\n')
+    resolved = resolve_session(SessionSpec(model=f"scripted:{script}"), Config(), host(tmp_path))
+    assert (resolved.model.slug, resolved.model.model) == ("scripted", f"scripted:{script}")
+
+
+def test_a_script_that_cannot_be_read_is_refused_before_anything_opens(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.jsonl"
+    with pytest.raises(ConfigError) as refused:
+        resolve_session(SessionSpec(model=f"scripted:{missing}"), Config(), host(tmp_path))
+    assert str(refused.value) == (
+        f"cannot read model script '{missing}': No such file or directory"
+    )
 
 
 def test_explicit_credentials_win_over_variables(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from mini_codex.errors import MiniCodexError, RolloutError
+from mini_codex.errors import MiniCodexError, ResumeRefusedError, RolloutError
 
 __all__ = [
     "RecordedSession",
@@ -32,10 +32,6 @@ __all__ = [
 ]
 
 Notify = Callable[[str], None]
-
-
-class ResumeRefusedError(MiniCodexError):
-    """A session cannot be resumed where it would run (its recorded cwd is unsafe)."""
 
 
 @dataclass(frozen=True)
