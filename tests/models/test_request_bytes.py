@@ -1,7 +1,7 @@
 """The pre-serialized request path sends exactly the bytes of the SDK's typed ``create`` path.
 
 The same scripted session runs twice against the local server: once through the SDK's
-``create`` (``sdk_transform = True``, the reference) and once through the cached body bytes and
+``create`` (``sdk_reference.py``, the reference) and once through the cached body bytes and
 the SDK's raw request path. Every request body must be byte-equal, and so must the
 ``--trace-requests`` records. Retries (a stream cut before any item, a 5xx retried by the SDK)
 resend the same body.
@@ -31,6 +31,7 @@ from fake_openai_server import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sdk_reference import SdkChatClient, SdkResponsesClient
 
 from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.host import SessionOptions, open_options
@@ -157,23 +158,24 @@ async def _session_bodies(
     tmp_path: Path, name: str, replies: list[Reply], make: Any, model: str, *, sdk: bool
 ) -> tuple[list[bytes], list[bytes]]:
     with serve(replies) as fake:
-        client = make(fake.url)
-        client.sdk_transform = sdk
+        client = make(fake.url, sdk)
         _, traces = await _run(tmp_path, name, client, model)
         return [request.raw for request in fake.requests], traces
 
 
-def _responses(url: str) -> OpenAIResponsesClient:
-    return OpenAIResponsesClient.from_options(
+def _responses(url: str, sdk: bool = False) -> OpenAIResponsesClient:
+    kind = SdkResponsesClient if sdk else OpenAIResponsesClient
+    return kind.from_options(
         ModelClientOptions(
             model="gpt-5.1-codex", provider=ModelProviderConfig(base_url=url), api_key="sk-test"
         )
     )
 
 
-def _chat(url: str) -> ChatCompletionsClient:
+def _chat(url: str, sdk: bool = False) -> ChatCompletionsClient:
     provider = ModelProviderConfig(base_url=url, wire_api="chat")
-    return ChatCompletionsClient.from_options(
+    kind = SdkChatClient if sdk else ChatCompletionsClient
+    return kind.from_options(
         ModelClientOptions(model="local-model", provider_name="local", provider=provider)
     )
 

@@ -476,15 +476,15 @@ class ChatCompletionsClient(OpenAISdkClient):
         """The JSON body the SDK would send for ``request_body`` (with ``stream``)."""
         return chat_request_bytes(self.request_body(prompt))
 
+    async def _send(self, body: dict[str, Any]) -> Any:
+        """POST ``body``; the stream of its chunks (an object with ``close()``)."""
+        return await post_chat_stream(self._post, body)
+
     async def _create(self, prompt: Prompt) -> Any:
         body = self.request_body(prompt)
         try:
             with map_openai_errors(self.access):
-                if self.sdk_transform:
-                    return await self._client.chat.completions.create(
-                        **body, stream=True, extra_headers=self.access.request_headers()
-                    )
-                return await post_chat_stream(self._post, body)
+                return await self._send(body)
         except ProviderError as err:
             if "tools" in body and tools_rejected(err):
                 raise ToolsNotSupported(

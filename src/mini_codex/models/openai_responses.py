@@ -15,8 +15,8 @@ API does not take back (``ghost_snapshot``, unknown future items) are left out.
 
 The body goes out pre-serialized (``request_pieces``: each history item's bytes cached by
 identity, ``models.request_body``) through ``models.http_post`` (the ``openai`` SDK is not
-imported), and the stream is read as decoded JSON through ``sse_view``; ``sdk_transform = True``
-uses the SDK's ``responses.create`` instead (the byte-equal reference of the tests).
+imported), and the stream is read as decoded JSON through ``sse_view``. The SDK's
+``responses.create``, the byte-equal reference, is a test's subclass (it overrides ``_send``).
 
 Stream events map to ``ModelEvent``s: ``response.created`` → ``Created``,
 ``output_item.added`` → ``OutputItemAdded``, ``output_text.delta`` → ``OutputTextDelta``,
@@ -326,18 +326,13 @@ class OpenAIResponsesClient(OpenAISdkClient):
             body["text"] = {"format": json_schema_format(prompt.output_schema)}
         return body
 
+    async def _send(self, prompt: Prompt) -> Any:
+        """POST the request; the stream of its events (each an object with ``close()``)."""
+        return await self._post.stream("/responses", ChunkedBody(self.request_pieces(prompt)))
+
     async def stream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         with map_openai_errors(self.access):
-            if self.sdk_transform:
-                sdk_stream = await self._client.responses.create(
-                    **self.request_body(prompt),
-                    stream=True,
-                    extra_headers=self.access.request_headers(),
-                )
-            else:
-                sdk_stream = await self._post.stream(
-                    "/responses", ChunkedBody(self.request_pieces(prompt))
-                )
+            sdk_stream = await self._send(prompt)
         outputs: list[ResponseItem] = []
         completed: Completed | None = None
         custom_calls: dict[str, str] = {}  # item id -> call id
