@@ -1,1 +1,3 @@
-"""MCP servers: runtime, per-step binding and tool naming (not implemented yet)."""
+"""MCP servers: the client (stdio, streamable HTTP), the catalog cache, the session's runtime
+(servers started concurrently in the background, required ones awaited), the per-step binding,
+tool naming (``mcp__server__tool``), results and ``mcp://`` mentions."""
