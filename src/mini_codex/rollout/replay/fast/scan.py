@@ -117,15 +117,10 @@ def scan_lines(
 ) -> Iterator[bytes] | None:
     """Feed ``fold`` the lines of ``blocks`` (newest first); the rest of the current block when
     the fold stopped early (``blocks`` then holds the blocks not read yet), None at the end."""
-    loads = orjson.loads
-    invalid = orjson.JSONDecodeError
     classify_parsed = classify_parsed_line
     # The fold's steps (bound once: this loop runs per line).
     feed, add_item, closer_run = fold.feed, fold.add_item, fold.closer_run
     add_world_state, resolved = fold.add_world_state, fold.resolved
-    routes = _ITEM_ROUTES
-    events = _EVENTS
-    modelled_events = EVENTS
     turn_context_exact = TURN_CONTEXT_EXACT
     early_exit = fold.early_exit
     decoders = typed_decoders()
@@ -212,22 +207,13 @@ def scan_lines(
                             return _unread(rest, stats)
                         continue
                 if not route:
-                    try:
-                        obj = loads(raw)
-                    except invalid:
-                        line = raw.strip()
-                        if not line:
-                            lines -= 1
-                            continue
-                        if line is raw:
-                            stats.bad_lines += 1
-                            continue
-                        try:
-                            obj = loads(line)
-                        except invalid:
-                            stats.bad_lines += 1
-                            continue
-                        raw = line
+                    parsed = _parse(raw, stats)
+                    if parsed is None:  # a blank line: not a line of the file
+                        lines -= 1
+                        continue
+                    if parsed is _BAD:
+                        continue
+                    obj, raw = parsed
                     try:
                         kind = obj["type"]
                         payload = obj["payload"]
@@ -236,55 +222,26 @@ def scan_lines(
                         timestamp = None
                     if type(timestamp) is str:
                         if kind == "response_item":
-                            try:  # payload["type"] also proves the payload an object
-                                check = routes.get(payload["type"])
-                            except (KeyError, TypeError):
-                                check = None
-                            if check is None:
-                                pass  # not modelled, a ghost snapshot, or bad: classify decides
-                            elif check is not _MESSAGE:
-                                if check(payload):
-                                    route = _TOOL
-                                # else pydantic decides (classify)
-                            else:
-                                facts = message_facts(payload)
-                                if facts is None:
-                                    stats.bad_lines += 1
-                                    continue
-                                if facts[2]:
-                                    route = _MESSAGE_ROUTE
-                                else:
-                                    append_item = None
-                                    fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
-                                    if early_exit and resolved():
-                                        return _unread(rest, stats)
-                                    continue
+                            route, facts = _item_route(payload, stats)
+                            if route == _BAD_ITEM:
+                                continue
+                            if route == _PLAIN_MESSAGE:
+                                append_item = None
+                                fold.item(message_entry(payload, raw))  # type: ignore[arg-type]
+                                if early_exit and resolved():
+                                    return _unread(rest, stats)
+                                continue
                         elif kind == "event_msg":
-                            try:  # payload["type"] also proves the payload an object
-                                event_kind = payload["type"]
-                            except (KeyError, TypeError):
-                                event_kind = None
-                            if event_kind == "token_count":
-                                info = payload.get("info")
-                                limits = payload.get("rate_limits")
-                                if (info is None or type(info) is dict) and (
-                                    limits is None or type(limits) is dict
-                                ):
-                                    continue
-                            elif type(event_kind) is str:
-                                known = events.get(event_kind)
-                                if known is not None:
-                                    exact_event, action = known
-                                    if exact_event(payload):
-                                        if action is not None:
-                                            append_item = None
-                                            step, field = action
-                                            step(fold, payload.get(field))
-                                            if early_exit and resolved():
-                                                return _unread(rest, stats)
-                                        continue
-                                elif event_kind not in modelled_events:
-                                    continue  # an UnknownEvent: replay ignores it
+                            action = _event_action(payload)
+                            if action is _IGNORED:
+                                continue
+                            if action is not None:
+                                append_item = None
+                                step, field = action
+                                step(fold, payload.get(field))
+                                if early_exit and resolved():
+                                    return _unread(rest, stats)
+                                continue
                         elif type(payload) is not dict:
                             pass
                         elif kind == "world_state":
@@ -326,6 +283,83 @@ def scan_lines(
         return None
     finally:
         stats.lines += lines
+
+
+_BAD: Any = object()
+"""``_parse``: the line is not JSON (counted as a bad line)."""
+
+
+def _parse(raw: bytes, stats: ReadStats) -> tuple[Any, bytes] | None:
+    """Phase 2 (a line the typed decoders refused): the parsed line and its bytes (stripped
+    when only the stripped line parses); None for a blank line, ``_BAD`` for a bad one."""
+    try:
+        obj: Any = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        line = raw.strip()
+        if not line:
+            return None
+        if line is raw:
+            stats.bad_lines += 1
+            return _BAD  # type: ignore[no-any-return]
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            stats.bad_lines += 1
+            return _BAD  # type: ignore[no-any-return]
+        return obj, line
+    return obj, raw
+
+
+_BAD_ITEM = -1
+_PLAIN_MESSAGE = -2
+
+
+def _item_route(payload: Any, stats: ReadStats) -> tuple[int, Any]:
+    """Phase 3, ``response_item``: (``_TOOL`` | ``_MESSAGE_ROUTE`` | ``_PLAIN_MESSAGE``
+    (folded as a message entry) | ``_BAD_ITEM`` (counted) | 0 (``classify`` decides), the
+    message's facts)."""
+    try:  # payload["type"] also proves the payload an object
+        check = _ITEM_ROUTES.get(payload["type"])
+    except (KeyError, TypeError):
+        return 0, None  # not modelled, a ghost snapshot, or bad: classify decides
+    if check is None:
+        return 0, None
+    if check is not _MESSAGE:
+        return (_TOOL if check(payload) else 0), None  # else pydantic decides (classify)
+    facts = message_facts(payload)
+    if facts is None:
+        stats.bad_lines += 1
+        return _BAD_ITEM, None
+    return (_MESSAGE_ROUTE if facts[2] else _PLAIN_MESSAGE), facts
+
+
+_IGNORED: Any = object()
+"""``_event_action``: replay takes the event and does nothing with it."""
+
+
+def _event_action(payload: Any) -> EventAction | None:
+    """Phase 3, ``event_msg``: the fold step of an event the exact checks take, ``_IGNORED``
+    for one replay ignores (a well-formed ``token_count``, an unknown event), None when
+    ``classify`` decides."""
+    try:  # payload["type"] also proves the payload an object
+        event_kind = payload["type"]
+    except (KeyError, TypeError):
+        return None
+    if event_kind == "token_count":
+        info = payload.get("info")
+        limits = payload.get("rate_limits")
+        if (info is None or type(info) is dict) and (limits is None or type(limits) is dict):
+            return _IGNORED  # type: ignore[no-any-return]
+        return None
+    if type(event_kind) is not str:
+        return None
+    known = _EVENTS.get(event_kind)
+    if known is None:
+        return _IGNORED if event_kind not in EVENTS else None
+    exact_event, action = known
+    if not exact_event(payload):
+        return None
+    return action if action is not None else _IGNORED
 
 
 def _add_turn_context(fold: Fold, payload: dict[str, Any]) -> None:
