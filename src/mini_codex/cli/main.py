@@ -33,6 +33,7 @@ _VALUE_OPTIONS = frozenset(
     }
 )
 PROMPT_KEY = "mini_codex_prompt"
+_COMMAND_KEY = "mini_codex_command"
 
 
 class _PromptOrCommand(TyperGroup):
@@ -63,16 +64,26 @@ class _PromptOrCommand(TyperGroup):
             index = _first_positional(self.commands.get("exec"), rest)
             if index is not None and rest[index] in _EXEC_SUBCOMMANDS:
                 name = rest[index]
+                ctx.meta[_COMMAND_KEY] = f"exec {name}"
                 return f"exec {name}", _EXEC_SUBCOMMANDS[name], rest[:index] + rest[index + 1 :]
-        return super().resolve_command(ctx, args)
+        resolved = super().resolve_command(ctx, args)
+        ctx.meta[_COMMAND_KEY] = resolved[0]
+        return resolved
 
     def invoke(self, ctx: Any) -> Any:
+        # The group's own usage errors happen before this (typer renders them); the ones
+        # raised in here are a sub-command's.
         try:
             return super().invoke(ctx)
         except UsageError as exc:
-            if exc.ctx is None or exc.ctx.parent is None:
-                raise  # the group's own usage errors keep typer's rendering
-            where = exc.ctx.command_path
+            named = ctx.meta.get(_COMMAND_KEY)
+            where = (
+                exc.ctx.command_path
+                if exc.ctx is not None and exc.ctx.parent is not None
+                else f"{ctx.command_path} {named}"
+                if named
+                else ctx.command_path
+            )
             typer.echo(f"error: {where}: {exc.format_message()} (see {where} --help)", err=True)
             raise typer.Exit(exc.exit_code) from None
 
