@@ -38,6 +38,7 @@ __all__ = [
     "added_dirs_notice",
     "config_notices",
     "flag_notices",
+    "run_notices",
     "with_added_dirs",
 ]
 
@@ -112,3 +113,11 @@ def config_notices(config: Config) -> list[str]:
         f'warning: web_search = "{config.web_search}" is not supported: mini-codex does not '
         "offer Codex's hosted web_search tool, so the model gets no web search"
     ]
+
+
+def run_notices(
+    flags: Sequence[str], config: Config, add_dirs: Sequence[Path], sandbox_mode: str
+) -> list[str]:
+    """Every warning of a run, in order: the flags', the config's, ``--add-dir``'s."""
+    notice = added_dirs_notice(add_dirs, sandbox_mode)
+    return [*flags, *config_notices(config), *([notice] if notice is not None else [])]

@@ -20,9 +20,8 @@ from mini_codex.cli.codex_flags import (
     AddDirOpt,
     CyberAccessOpt,
     ThreadSourceOpt,
-    added_dirs_notice,
-    config_notices,
     flag_notices,
+    run_notices,
     with_added_dirs,
 )
 from mini_codex.cli.entry import SignalExit, settle_heap
@@ -319,14 +318,9 @@ def run_session(
     add_dirs = extras.add_dirs if extras else ()
     config = with_added_dirs(config, add_dirs)
     policy = sandbox_policy(sandbox, config)
-    notices = [
-        *(extras.notices if extras else ()),
-        *config_notices(config),
-        added_dirs_notice(add_dirs, policy.mode if policy else config.sandbox_mode),
-    ]
-    for notice in notices:
-        if notice is not None:
-            _notice(notice)
+    mode = policy.mode if policy is not None else config.sandbox_mode
+    for notice in run_notices(extras.notices if extras else (), config, add_dirs, mode):
+        _notice(notice)
     user_input = turn_input(prompt, extras.images if extras else ())
     approval_policy = approval_choice(approval)
     local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
