@@ -26,11 +26,10 @@ reported. Without npm (and without ``--codex``) the benchmark prints why and exi
 Final line: ``{"turn_wall_ratio": mini/Codex, "turn_rss_ratio": mini/Codex, "resume_100k_speedup":
 Codex/mini, "resume_300k_speedup": ..., "resume_300k_rss_ratio": mini/Codex, ...}``.
 
-Both CLIs get the fake server's ``426 Upgrade Required`` for Codex's websocket attempt, so Codex
-falls back to HTTP at once (with the server's old 501 it retried for ~7 s, which counted against
-Codex). mini-codex is run from its installed script; compile the package first when this
-environment sets ``PYTHONDONTWRITEBYTECODE`` (``uv run python -m compileall -q src``), as an
-installed CLI has its ``.pyc`` files.
+Both CLIs run with ``HOME`` set to an empty directory (``base_env``). mini-codex is run from its
+installed script; compile the package first when this environment sets
+``PYTHONDONTWRITEBYTECODE`` (``uv run python -m compileall -q src``), as an installed CLI has its
+``.pyc`` files.
 
 Run: ``uv run python benchmarks/codex_side_by_side.py [--runs 3] [--sizes 10000,100000,300000]``.
 """
@@ -266,7 +265,7 @@ def run_turn(codex: Path, tmp: Path, runs: int) -> dict[str, list[Run]]:
         for who in ("codex", "mini"):
             work = tmp / f"turn-{who}-{index}"
             work.mkdir()
-            with serve(turn_replies(), parse_bodies=False, refuse_websocket=True) as server:
+            with serve(turn_replies(), parse_bodies=False) as server:
                 if who == "codex":
                     env = {**base_env(work), "OPENAI_API_KEY": "sk-local-fake",
                            "CODEX_HOME": str(codex_home(work / "home", server.url))}  # fmt: skip
@@ -291,7 +290,7 @@ def run_resume(codex: Path, tmp: Path, lines: int, runs: int) -> dict[str, list[
         for who in ("codex", "mini"):
             work = tmp / f"resume-{lines}-{who}-{index}"
             (work / "project").mkdir(parents=True)
-            with serve(resume_replies(), parse_bodies=False, refuse_websocket=True) as server:
+            with serve(resume_replies(), parse_bodies=False) as server:
                 if who == "codex":
                     home = codex_home(work / "home", server.url)
                     day = home / "sessions" / "2026" / "11" / "29"
