@@ -83,6 +83,11 @@ class ExecExtras:
     ephemeral: bool = False
     images: tuple[Path, ...] = field(default=())
     profile: str | None = None
+    add_dirs: tuple[Path, ...] = field(default=())
+    """``--add-dir``: extra writable roots of the workspace-write sandbox."""
+    notices: tuple[str, ...] = field(default=())
+    """Warnings about accepted flags mini-codex cannot honour, printed once when the run starts
+    (``codex_flags.flag_notices``)."""
 
 
 def json_format(as_json: bool, json_events: str | None) -> JsonFormat | None:

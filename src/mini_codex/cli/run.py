@@ -15,6 +15,13 @@ import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
+from mini_codex.cli.codex_flags import (
+    AddDirOpt,
+    CyberAccessOpt,
+    ThreadSourceOpt,
+    flag_notices,
+    run_notices,
+)
 from mini_codex.cli.env import host_environment, load_effective_config, stdin_is_terminal
 from mini_codex.cli.exec_extras import (
     EphemeralOpt,
@@ -70,7 +77,13 @@ SandboxOpt = Annotated[
     typer.Option("--sandbox", "-s", help="read-only | workspace-write | danger-full-access"),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print Codex's exec events as JSON lines on stdout.")
+    bool,
+    typer.Option(
+        "--json",
+        "--experimental-json",
+        help="Print Codex's exec events as JSON lines on stdout (--experimental-json: the "
+        "same, Codex's older name, which its TypeScript SDK passes).",
+    ),
 ]
 ApprovalOpt = Annotated[
     str | None,
@@ -191,10 +204,15 @@ def run_session(
         images=extras.images,
         persist=not extras.ephemeral,
         output_schema=extras.output_schema,
+        add_dirs=extras.add_dirs,
+        codex_api_key=True,  # a non-interactive run: CODEX_API_KEY first, as Codex's exec
     )
     # Everything that can be refused is checked before anything is created or opened.
     resolved = resolve_session(spec, config, env)
-    local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
+    mode = resolved.sandbox.mode if resolved.sandbox is not None else resolved.config.sandbox_mode
+    for notice in run_notices(extras.notices, resolved.config, extras.add_dirs, mode):
+        _notice(notice)
+    local = open_local_model(oss or OssFlags(), model, resolved.config, notify=_notice)
     if local is not None:
         resolved = replace(resolved, config=local.config, model=ModelChoice(model=local.name))
     settle_heap()  # the heavy imports are done (the provider's SDK too)
@@ -292,6 +310,9 @@ def exec_command(
     profile: ProfileOpt = None,
     oss: OssOpt = False,
     local_provider: LocalProviderOpt = None,
+    add_dir: AddDirOpt = None,
+    thread_source: ThreadSourceOpt = None,
+    cyber_access_program: CyberAccessOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
 
@@ -303,6 +324,8 @@ def exec_command(
             ephemeral=ephemeral,
             images=tuple(image or ()),
             profile=profile,
+            add_dirs=tuple(add_dir or ()),
+            notices=flag_notices(thread_source, cyber_access_program),
         )
         return run_session(
             read_prompt(prompt, sys.stdin, sys.stderr),

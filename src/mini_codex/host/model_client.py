@@ -67,9 +67,18 @@ class ModelChoice:
         )
 
 
-def choose_model(model: str, config: Config, env: HostEnvironment) -> ModelChoice:
+CODEX_API_KEY_ENV = "CODEX_API_KEY"
+
+
+def choose_model(
+    model: str, config: Config, env: HostEnvironment, *, codex_api_key: bool = False
+) -> ModelChoice:
     """The provider, settings and key for ``model`` under ``config`` (``ConfigError`` for a
-    provider that is not configured or a key variable that is not set)."""
+    provider that is not configured or a key variable that is not set). The built-in ``openai``
+    provider takes its base URL from config ``openai_base_url``, else ``OPENAI_BASE_URL``; its
+    key from ``CODEX_API_KEY`` when ``codex_api_key`` (the non-interactive runs, as Codex's
+    ``exec`` reads it) and it is set, else ``OPENAI_API_KEY``. A ``[model_providers.NAME]`` table
+    reads its ``env_key`` only. Explicit ``env.credentials`` replace every variable."""
     from mini_codex.models.registry import provider_for_wire_api
 
     name = config.model_provider
@@ -84,18 +93,19 @@ def choose_model(model: str, config: Config, env: HostEnvironment) -> ModelChoic
             raise ConfigError(f"model_provider {name!r} is not configured (known: {known})")
         from mini_codex.models.registry import resolve_model
 
+        codex_key = variables.get(CODEX_API_KEY_ENV) if codex_api_key and not given else None
+        key_env = CODEX_API_KEY_ENV if codex_key else "OPENAI_API_KEY"
         provider = None
         if resolve_model(model, default_provider="openai").provider in ("openai", "chat"):
-            # The built-in provider: OPENAI_BASE_URL (or api.openai.com), key OPENAI_API_KEY.
-            base_url = given.base_url if given else variables.get("OPENAI_BASE_URL")
-            provider = ModelProviderConfig(
-                name="OpenAI", base_url=base_url, env_key="OPENAI_API_KEY"
-            )
+            # The built-in provider: openai_base_url / OPENAI_BASE_URL (or api.openai.com).
+            fallback = None if given else variables.get("OPENAI_BASE_URL")
+            base_url = (given.base_url if given else None) or config.openai_base_url or fallback
+            provider = ModelProviderConfig(name="OpenAI", base_url=base_url, env_key=key_env)
         return ModelChoice(
             model=model,
             provider_name="openai",
             provider=provider,
-            api_key=given.api_key if given else variables.get("OPENAI_API_KEY"),
+            api_key=given.api_key if given else codex_key or variables.get("OPENAI_API_KEY"),
             organization=organization,
             project=project,
         )

@@ -7,9 +7,12 @@ the :class:`~mini_codex.host.environment.HostEnvironment`. It returns a :class:`
 
 - the cwd: ``cwd``, else the resumed session's recorded one (refused in the home directory or ``/``,
   ``ResumeRefusedError``), else the process's; it must be a directory (``InputError``);
+- ``add_dirs`` (``--add-dir``): extra writable roots of the workspace-write sandbox, each an
+  existing directory (``InputError``);
 - ``sandbox`` and ``approval``: the CLI's spellings (``InputError`` for anything else);
 - the user input: the text, or one message with the images after it (``ImageError``);
-- the model: ``model`` or ``config.model``; its provider and key, a ``scripted:PATH`` script
+- the model: ``model`` or ``config.model``; its provider and key (``codex_api_key``: the built-in
+  provider takes ``CODEX_API_KEY`` first, as Codex's ``exec`` does), a ``scripted:PATH`` script
   that cannot be read (``ConfigError``).
 
 The checks run in that order, so every front end reports the same first problem. Reading the
@@ -18,6 +21,7 @@ images and the script and checking the directory are the only I/O.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,7 @@ __all__ = [
     "build_input",
     "resolve_session",
     "sandbox_policy",
+    "with_added_dirs",
 ]
 
 TurnInput = str | list[ResponseItem]
@@ -59,6 +64,10 @@ class SessionSpec:
     images: tuple[Path, ...] = ()
     persist: bool = True
     output_schema: dict[str, Any] | None = None
+    add_dirs: tuple[Path, ...] = ()
+    """``--add-dir``: extra writable roots (workspace-write)."""
+    codex_api_key: bool = False
+    """A non-interactive run: the built-in provider's key may come from ``CODEX_API_KEY``."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +120,22 @@ def approval_choice(choice: str | None) -> ApprovalPolicy | None:
             )
 
 
+def with_added_dirs(config: Config, dirs: Sequence[Path]) -> Config:
+    """``config`` with ``dirs`` (absolute, existing directories) appended to the writable roots
+    of the workspace-write sandbox. A missing directory is refused."""
+    if not dirs:
+        return config
+    roots = list(config.sandbox_workspace_write.writable_roots)
+    for given in dirs:
+        path = given.expanduser().resolve()
+        if not path.is_dir():
+            raise InputError(f"--add-dir {given}: not a directory")
+        if str(path) not in roots:
+            roots.append(str(path))
+    settings = config.sandbox_workspace_write.model_copy(update={"writable_roots": tuple(roots)})
+    return config.model_copy(update={"sandbox_workspace_write": settings})
+
+
 def build_input(text: str, images: tuple[Path, ...] = ()) -> TurnInput:
     """The user input of a turn: the text alone, or one message with the images after it."""
     if not images:
@@ -142,10 +167,11 @@ def session_directory(spec: SessionSpec, env: HostEnvironment) -> Path:
 def resolve_session(spec: SessionSpec, config: Config, env: HostEnvironment) -> ResolvedSession:
     """Every refusal and rule of the module docstring, in its order."""
     cwd = session_directory(spec, env)
+    config = with_added_dirs(config, spec.add_dirs)
     sandbox = sandbox_policy(spec.sandbox, config)
     user_input = build_input(spec.prompt, spec.images) if spec.prompt is not None else None
     approval = approval_choice(spec.approval)
-    model = choose_model(spec.model or config.model, config, env)
+    model = choose_model(spec.model or config.model, config, env, codex_api_key=spec.codex_api_key)
     model.check(script=True)
     return ResolvedSession(
         config=config,
