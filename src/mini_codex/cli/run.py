@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
     from mini_codex.protocol.session_events import SessionEvent
     from mini_codex.runtime.approvals import ApprovalCallback
     from mini_codex.runtime.session import Session, SessionOptions
+    from mini_codex.world_state.extensions import WorldStateExtension
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
 
@@ -256,6 +257,8 @@ def cli_session_options(
     shell, timezone and environment; ``extra`` are further ``SessionOptions`` fields."""
     from mini_codex.runtime.session import SessionOptions
 
+    extra.setdefault("user_home", Path.home())  # ~/.agents/skills
+    extra.setdefault("extensions", installed_extensions())
     return SessionOptions(
         cwd=cwd,
         home=home,
@@ -273,6 +276,16 @@ def cli_session_options(
         approval_callback=approval_callback,
         **extra,
     )
+
+
+def installed_extensions() -> list[WorldStateExtension]:
+    """The world-state extensions installed in this Python (entry points of the
+    ``mini_codex.world_state`` group, see docs/extensions.md)."""
+    import importlib.metadata
+
+    from mini_codex.world_state.extensions import EXTENSION_ENTRY_POINT_GROUP, load_extensions
+
+    return load_extensions(importlib.metadata.entry_points(group=EXTENSION_ENTRY_POINT_GROUP))
 
 
 def run_session(
