@@ -295,8 +295,8 @@ def build_world_state(
     pending_mcp = step.mcp.pending if step.mcp is not None else {}
     world_state.add(ToolsSection({**pending_mcp, **step.router.namespaces()}))
     world_state.add(CaptureNotesSection(step.notes))
-    if step.skills is not None:  # goes just before `permissions` (WorldState.add)
-        world_state.add(step.skills.section)
+    if step.skills is not None and step.skills.section is not None:
+        world_state.add(step.skills.section)  # goes just before `permissions` (WorldState.add)
     if extensions:
         context = extension_context(step, stores or ExtensionStores())
         for section in contribute_sections(extensions, context):

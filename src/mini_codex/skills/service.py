@@ -28,7 +28,9 @@ class StepSkills:
 
     outcome: SkillLoadOutcome
     catalog: RenderedCatalog | None
-    section: ExtensionSection
+    section: ExtensionSection | None
+    """None while the session has never listed a skill (no section at all); once it has, the
+    section stays, so that skills vanishing is told to the model."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -43,6 +45,7 @@ class SkillsService:
     _current: StepSkills | None = None
     _render_key: tuple[tuple[SkillSpec, ...], tuple[str, ...], CatalogBudget] | None = None
     _reported: set[str] = field(default_factory=set)
+    _ever_listed: bool = False
 
     def for_turn(
         self, cwd: Path, turn_id: str, budget: CatalogBudget
@@ -70,7 +73,9 @@ class SkillsService:
                 if catalog.warning not in self._reported:
                     self._reported.add(catalog.warning)
                     warnings.append(catalog.warning)
-            current = StepSkills(outcome, catalog, host_skills_section(catalog))
+            self._ever_listed = self._ever_listed or catalog is not None
+            section = host_skills_section(catalog) if self._ever_listed else None
+            current = StepSkills(outcome, catalog, section)
             self._render_key = key
         self._turn_id, self._current = turn_id, current
         return current, warnings
