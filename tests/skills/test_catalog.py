@@ -48,7 +48,8 @@ def test_layout_roots_table_and_prompt_order() -> None:
     catalog = render_catalog(outcome, default_budget(None))
     assert catalog is not None
     body = catalog.body
-    assert body.startswith("\n## Skills\n") and body.endswith("\n")
+    assert body.startswith("\n## Skills\n")
+    assert body.endswith("\n")
     headings = [line for line in body.split("\n") if line.startswith("#")]
     assert headings == [
         "## Skills",
@@ -120,7 +121,8 @@ def test_heavy_truncation_warns_and_a_tiny_budget_falls_back_to_absolute_paths()
     skills = [_skill("solo", "x" * 1000)]
     tokens = CatalogBudget("tokens", _table_cost(CatalogBudget("tokens", 0)) + 20)
     catalog = render_catalog(_outcome(*skills), tokens)
-    assert catalog is not None and catalog.truncated_chars > 900
+    assert catalog is not None
+    assert catalog.truncated_chars > 900
     assert catalog.warning == (
         "Skill descriptions were shortened to fit the skills budget (2% of the context "
         "window); every skill is still listed. Disable unused skills or plugins to leave "
@@ -135,8 +137,13 @@ def test_heavy_truncation_warns_and_a_tiny_budget_falls_back_to_absolute_paths()
 def test_host_skills_section_renders_new_changed_and_vanished_catalogs() -> None:
     one = render_catalog(_outcome(_skill("one", "1")), default_budget(None))
     two = render_catalog(_outcome(_skill("one", "1"), _skill("two", "2")), default_budget(None))
-    assert one is not None and two is not None
-    first, second, gone = host_skills_section(one), host_skills_section(two), host_skills_section(None)
+    assert one is not None
+    assert two is not None
+    first, second, gone = (
+        host_skills_section(one),
+        host_skills_section(two),
+        host_skills_section(None),
+    )
     assert first.render(ABSENT) == Fragment(
         "developer", "<skills_instructions>", "</skills_instructions>", one.body
     )
@@ -144,7 +151,8 @@ def test_host_skills_section_renders_new_changed_and_vanished_catalogs() -> None
     assert second.render(Known(first.snapshot)) == Fragment(
         "developer", "<skills_instructions>", "</skills_instructions>", two.body
     )
-    assert gone.snapshot is None and gone.render(ABSENT) is None
+    assert gone.snapshot is None
+    assert gone.render(ABSENT) is None
     assert gone.render(Known(first.snapshot)) == Fragment(
         "developer",
         "<skills_instructions>",

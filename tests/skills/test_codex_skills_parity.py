@@ -35,7 +35,8 @@ def _load(name: str, path: Path) -> ModuleType:
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -89,7 +90,12 @@ def structure(body: dict[str, Any], *, system_root: str | None) -> Structure:
     }
 
 
-EXPECTED_HEADINGS = ["## Skills", "### Skill roots", "### Available skills", "### How to use skills"]
+EXPECTED_HEADINGS = [
+    "## Skills",
+    "### Skill roots",
+    "### Available skills",
+    "### How to use skills",
+]
 
 
 def _expected(ws: str, home: str) -> Structure:

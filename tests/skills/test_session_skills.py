@@ -83,7 +83,10 @@ async def test_dollar_mentions_are_unambiguous_names_only(tmp_path: Path) -> Non
     ]
     # The skill message comes right after the user's prompt.
     users = _texts(prompt, "user")
-    assert users[-2:] == ["Use $dup, $uniq and $PATH (and $uniq again).", _skill_messages(prompt)[0]]
+    assert users[-2:] == [
+        "Use $dup, $uniq and $PATH (and $uniq again).",
+        _skill_messages(prompt)[0],
+    ]
 
 
 async def test_structured_skill_inputs_and_unknown_paths(tmp_path: Path) -> None:
@@ -130,7 +133,6 @@ async def test_a_bad_skill_is_reported_once_per_session(tmp_path: Path) -> None:
         warnings = [e.message for e in run.events_of(WarningEvent)]
         catalogs = _catalogs(run.prompts[1])
     broken = (skills / "broken" / "SKILL.md").resolve()
-    assert warnings == [
-        f"failed to load skill {broken}: missing YAML frontmatter delimited by ---"
-    ]
-    assert len(catalogs) == 1 and "broken" not in catalogs[0]
+    assert warnings == [f"failed to load skill {broken}: missing YAML frontmatter delimited by ---"]
+    assert len(catalogs) == 1
+    assert "broken" not in catalogs[0]
