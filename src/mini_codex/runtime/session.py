@@ -626,8 +626,7 @@ class Session:
     def skill_names(self) -> list[str]:
         """Names of the skills of the latest turn (what ``$`` completes to in the UI)."""
         skills = self.services.skills
-        current = skills.current if skills is not None else None
-        return list(current.names) if current is not None else []
+        return list(dict.fromkeys(skills.names(self.cwd))) if skills is not None else []
 
     def interrupt(self) -> None:
         if self._active is not None:

@@ -80,6 +80,15 @@ class SkillsService:
         self._turn_id, self._current = turn_id, current
         return current, warnings
 
+    def names(self, cwd: Path) -> tuple[str, ...]:
+        """Skill names for completion: the latest turn's, else a fresh discovery (nothing is
+        reported from here; the turn's capture reports problems)."""
+        if self._current is not None:
+            return self._current.names
+        return tuple(
+            skill.name for skill in self.discovery.load(skill_roots(self.roots, cwd)).skills
+        )
+
     @property
     def current(self) -> StepSkills | None:
         """The skills of the latest turn (the UI completes ``$`` names from it)."""
