@@ -142,6 +142,9 @@ class SkillDiscovery:
 
     _cache: dict[str, _Parsed] = field(default_factory=dict)
     _metadata_cache: dict[str, tuple[_StatKey, bool]] = field(default_factory=dict)
+    _dirs: dict[str, tuple[tuple[int, int, int], list[tuple[str, bool, bool]]]] = field(
+        default_factory=dict
+    )
 
     def load(self, roots: Iterable[SkillRoot]) -> SkillLoadOutcome:
         skills: list[SkillSpec] = []
@@ -166,6 +169,8 @@ class SkillDiscovery:
                     used_roots.append(canonical)
         for stale in set(self._cache) - live:
             del self._cache[stale]
+        if len(self._dirs) > 4 * MAX_SKILLS_DIRS_PER_ROOT:  # folders that went away
+            self._dirs.clear()
         skills.sort(key=lambda s: (scope_rank(s.scope), s.name, s.path))
         return SkillLoadOutcome(
             skills=tuple(skills),
@@ -191,22 +196,17 @@ class SkillDiscovery:
         while queue:
             directory, depth = queue.popleft()
             try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+                entries = self._list(directory)
             except OSError as exc:
                 notes.append(f"cannot list skills folder {directory}: {exc.strerror or exc}")
                 continue
-            for entry in entries:
-                name = entry.name
-                if name.startswith("."):
-                    continue
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=True)
-                except OSError:
-                    continue
+            for name, is_dir, is_link in entries:
                 if is_dir:
                     if depth + 1 > MAX_SCAN_DEPTH:
                         continue
-                    target = _canonical(entry.path)
+                    # Inside a canonical folder only a symlink needs resolving.
+                    path = os.path.join(directory, name)
+                    target = _canonical(path) if is_link else path
                     if target is None or target in visited:
                         continue
                     if len(visited) >= MAX_SKILLS_DIRS_PER_ROOT:
@@ -235,7 +235,8 @@ class SkillDiscovery:
                         scope=root.scope,
                         root=canonical,
                         plugin=root.plugin,
-                        allow_implicit=self._allows_implicit(directory),
+                        allow_implicit=not any(e[0] == "agents" for e in entries)
+                        or self._allows_implicit(directory),
                     )
                 )
         if truncated:
@@ -243,6 +244,27 @@ class SkillDiscovery:
                 f"skills scan truncated after {MAX_SKILLS_DIRS_PER_ROOT} folders (root {canonical})"
             )
         return found
+
+    def _list(self, directory: str) -> list[tuple[str, bool, bool]]:
+        """(name, is a folder (symlinks followed), is a symlink) of the non-dot entries, sorted;
+        cached while the folder's inode and mtime/ctime are unchanged."""
+        st = os.stat(directory)
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+        cached = self._dirs.get(directory)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        entries: list[tuple[str, bool, bool]] = []
+        with os.scandir(directory) as listing:
+            for entry in listing:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    entries.append((entry.name, entry.is_dir(), entry.is_symlink()))
+                except OSError:
+                    continue
+        entries.sort()
+        self._dirs[directory] = (key, entries)
+        return entries
 
     def _parse(self, path: str, budget: int) -> _Parsed | None:
         try:
