@@ -180,3 +180,25 @@ def test_a_plugin_with_a_skill_and_an_mcp_server_works_in_exec(tmp_path: Path) -
     outputs = [i for i in bodies[1]["input"] if i.get("type") == "function_call_output"]
     assert len(outputs) == 1
     assert "from the plugin" in json.dumps(outputs[0])
+
+
+def test_plugin_hooks_run_after_the_configured_ones_and_configured_servers_win(
+    tmp_path: Path,
+) -> None:
+    from mini_codex.config import Config, HookCommand, HookMatcher, HooksConfig
+    from mini_codex.skills.plugins import apply_plugins
+
+    root = make_plugin(tmp_path / "acme-plugin").resolve()
+    hooks = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo plugin"}]}]}}
+    (root / "hooks").mkdir()
+    (root / "hooks" / "hooks.json").write_text(json.dumps(hooks))
+    plugin = load_plugin(root)
+    configured = McpServerConfig(command="mine")
+    mine = HookMatcher(hooks=(HookCommand(command="echo mine"),))
+    config = Config(mcp_servers={"toy": configured}, hooks=HooksConfig(Stop=(mine,)))
+    merged, warnings = apply_plugins(config, [plugin])
+    assert merged.mcp_servers == {"toy": configured}
+    assert warnings == [
+        "plugin 'acme': MCP server 'toy' is already configured; the configured one is used"
+    ]
+    assert merged.hooks.Stop == (mine, HookMatcher(hooks=(HookCommand(command="echo plugin"),)))

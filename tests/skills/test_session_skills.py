@@ -136,3 +136,22 @@ async def test_a_bad_skill_is_reported_once_per_session(tmp_path: Path) -> None:
     assert warnings == [f"failed to load skill {broken}: missing YAML frontmatter delimited by ---"]
     assert len(catalogs) == 1
     assert "broken" not in catalogs[0]
+
+
+async def test_skills_vanishing_after_a_resume_is_told_once(tmp_path: Path) -> None:
+    skills = tmp_path / "work" / ".agents" / "skills"
+    path = write_skill(skills, "only", "The only skill.")
+    async with open_session(tmp_path, _replies(1)) as run:
+        await run.session.run_turn("hello")
+        rollout = run.session.rollout_path
+    path.unlink()
+    path.parent.rmdir()
+    async with open_session(tmp_path, _replies(2), resume_path=rollout) as run:
+        await run.session.run_turn("still there?")
+        await run.session.run_turn("and now?")
+        prompts = run.prompts
+    update = "<skills_instructions>\n## Skills update\nNo skills are available any more.\n"
+    assert [c for c in _catalogs(prompts[0]) if c.startswith(update)] == [
+        update + "</skills_instructions>"
+    ]
+    assert _catalogs(prompts[1]) == _catalogs(prompts[0])  # told once, not repeated

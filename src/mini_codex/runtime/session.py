@@ -383,6 +383,8 @@ class Session:
         self.history.replace(state.history)
         if state.world_state is not None:
             self.history.set_world_state_baseline(WorldStateSnapshot.from_json(state.world_state))
+            if "host_skills" in state.world_state and self.services.skills is not None:
+                self.services.skills.mark_listed()
             # Commands approved for the session stay approved when it is resumed.
             permissions = state.world_state.get("permissions")
             saved = (

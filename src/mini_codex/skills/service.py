@@ -80,6 +80,10 @@ class SkillsService:
         self._turn_id, self._current = turn_id, current
         return current, warnings
 
+    def mark_listed(self) -> None:
+        """A resumed session whose baseline holds a catalog: skills vanishing is then told."""
+        self._ever_listed = True
+
     def names(self, cwd: Path) -> tuple[str, ...]:
         """Skill names for completion: the latest turn's, else a fresh discovery (nothing is
         reported from here; the turn's capture reports problems)."""
