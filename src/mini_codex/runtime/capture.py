@@ -170,7 +170,7 @@ async def capture_step(
 
     skills = None
     if services.skills is not None:
-        skills, skill_notes = capture_skills(
+        skills, skill_notes = await capture_skills(
             services.skills, turn.cwd, turn.turn_id, turn.model, turn.session.config
         )
         if services.on_warning is not None:

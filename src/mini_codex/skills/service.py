@@ -10,6 +10,7 @@ budget are unchanged, so an unchanged set costs no rendering.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,12 @@ class SkillsService:
     _render_key: tuple[tuple[SkillSpec, ...], tuple[str, ...], CatalogBudget] | None = None
     _reported: set[str] = field(default_factory=set)
     _ever_listed: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    """Discovery runs in a worker thread (capture) and in the UI's thread (``$`` completion)."""
+
+    def is_current(self, turn_id: str) -> bool:
+        """Whether ``for_turn(…, turn_id, …)`` would answer from the turn's snapshot."""
+        return self._current is not None and self._turn_id == turn_id
 
     def for_turn(
         self, cwd: Path, turn_id: str, budget: CatalogBudget
@@ -58,7 +65,8 @@ class SkillsService:
     def refresh(
         self, cwd: Path, turn_id: str, budget: CatalogBudget
     ) -> tuple[StepSkills, list[str]]:
-        outcome = self.discovery.load(skill_roots(self.roots, cwd))
+        with self._lock:
+            outcome = self.discovery.load(skill_roots(self.roots, cwd))
         warnings: list[str] = []
         for message in [error.warning() for error in outcome.errors] + list(outcome.notes):
             if message not in self._reported:
@@ -85,13 +93,11 @@ class SkillsService:
         self._ever_listed = True
 
     def names(self, cwd: Path) -> tuple[str, ...]:
-        """Skill names for completion: the latest turn's, else a fresh discovery (nothing is
-        reported from here; the turn's capture reports problems)."""
-        if self._current is not None:
-            return self._current.names
-        return tuple(
-            skill.name for skill in self.discovery.load(skill_roots(self.roots, cwd)).skills
-        )
+        """Skill names for completion, discovered now (cached; nothing is reported from here:
+        the turn's capture reports problems)."""
+        with self._lock:
+            outcome = self.discovery.load(skill_roots(self.roots, cwd))
+        return tuple(skill.name for skill in outcome.skills)
 
     @property
     def current(self) -> StepSkills | None:
