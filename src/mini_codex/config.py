@@ -197,6 +197,9 @@ class Config(_Section):
     model: str = "gpt-5.1-codex"
     model_provider: str = "openai"
     model_providers: dict[str, ModelProviderConfig] = Field(default_factory=dict)
+    openai_base_url: str | None = None
+    """Base URL of the built-in ``openai`` provider (wins over ``OPENAI_BASE_URL``); the Codex
+    TypeScript SDK passes its ``baseUrl`` as ``-c openai_base_url="..."``."""
     model_reasoning_effort: str | None = None
     model_reasoning_summary: str | None = None
     model_context_window: int | None = None
@@ -216,6 +219,9 @@ class Config(_Section):
     sandbox_mode: SandboxModeName = "workspace-write"
     sandbox_workspace_write: SandboxWorkspaceWrite = Field(default_factory=SandboxWorkspaceWrite)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    web_search: Literal["disabled", "cached", "live"] | None = None
+    """Codex's hosted web search: accepted; anything but ``disabled`` is reported as unsupported
+    (``cli/codex_flags.py``)."""
     shell_environment_policy: ShellEnvironmentPolicy = Field(default_factory=ShellEnvironmentPolicy)
     project_doc_max_bytes: int = 32 * 1024
     project_root_markers: tuple[str, ...] = (".git",)

@@ -95,6 +95,11 @@ class ExecExtras:
     skills: tuple[Path, ...] = field(default=())
     """``--skill PATH``: structured skill inputs of the turn."""
     profile: str | None = None
+    add_dirs: tuple[Path, ...] = field(default=())
+    """``--add-dir``: extra writable roots of the workspace-write sandbox."""
+    notices: tuple[str, ...] = field(default=())
+    """Warnings about accepted flags mini-codex cannot honour, printed once when the run starts
+    (``codex_flags.flag_notices``)."""
 
 
 def json_format(as_json: bool, json_events: str | None) -> JsonFormat | None:

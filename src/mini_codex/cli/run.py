@@ -16,6 +16,14 @@ import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
+from mini_codex.cli.codex_flags import (
+    AddDirOpt,
+    CyberAccessOpt,
+    ThreadSourceOpt,
+    flag_notices,
+    run_notices,
+    with_added_dirs,
+)
 from mini_codex.cli.entry import SignalExit, settle_heap
 from mini_codex.cli.env import (
     api_key_for,
@@ -78,7 +86,13 @@ SandboxOpt = Annotated[
     typer.Option("--sandbox", "-s", help="read-only | workspace-write | danger-full-access"),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print Codex's exec events as JSON lines on stdout.")
+    bool,
+    typer.Option(
+        "--json",
+        "--experimental-json",
+        help="Print Codex's exec events as JSON lines on stdout (--experimental-json: the "
+        "same, Codex's older name, which its TypeScript SDK passes).",
+    ),
 ]
 ApprovalOpt = Annotated[
     str | None,
@@ -98,16 +112,19 @@ ConfigOpt = Annotated[
 ]
 
 
-def client_for(model: str, config: Config) -> ModelClient:
-    choice = api_key_for(config)
+def client_for(model: str, config: Config, *, codex_api_key: bool = False) -> ModelClient:
+    """The model client of ``model``; ``codex_api_key``: the key of the built-in provider may
+    come from ``CODEX_API_KEY`` (non-interactive runs, ``env.api_key_for``)."""
+    choice = api_key_for(config, codex_api_key=codex_api_key)
     resolved = resolve_model(model, default_provider=choice.provider)
     provider = config.model_providers.get(choice.provider_name)
     if provider is None and resolved.provider in ("openai", "chat"):
         from mini_codex.config import ModelProviderConfig
 
-        # The built-in provider: OPENAI_BASE_URL (or api.openai.com), key from OPENAI_API_KEY.
+        # The built-in provider: openai_base_url / OPENAI_BASE_URL (or api.openai.com), key
+        # from CODEX_API_KEY (exec) or OPENAI_API_KEY.
         provider = ModelProviderConfig(
-            name="OpenAI", base_url=choice.base_url, env_key="OPENAI_API_KEY"
+            name="OpenAI", base_url=choice.base_url, env_key=choice.key_env
         )
     return resolved.create(
         provider_name=choice.provider_name,
@@ -325,14 +342,21 @@ def run_session(
 
     cwd = session_cwd(cd, resume_path)
     # Everything that can be refused is checked before anything is created or opened.
+    add_dirs = extras.add_dirs if extras else ()
+    config = with_added_dirs(config, add_dirs)
     policy = sandbox_policy(sandbox, config)
+    mode = policy.mode if policy is not None else config.sandbox_mode
+    for notice in run_notices(extras.notices if extras else (), config, add_dirs, mode):
+        _notice(notice)
     user_input = turn_input(prompt, extras.images if extras else ())
     skill_inputs = skill_selections(extras.skills if extras else ())
     approval_policy = approval_choice(approval)
     local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
     if local is not None:
         config, model_name = local.config, local.name
-    client = local.client if local is not None else client_for(model_name, config)
+    client = (
+        local.client if local is not None else client_for(model_name, config, codex_api_key=True)
+    )
     settle_heap()  # the heavy imports are done (the provider's SDK too)
     try:
         trace = _open_trace(trace_requests)
@@ -481,6 +505,9 @@ def exec_command(
     profile: ProfileOpt = None,
     oss: OssOpt = False,
     local_provider: LocalProviderOpt = None,
+    add_dir: AddDirOpt = None,
+    thread_source: ThreadSourceOpt = None,
+    cyber_access_program: CyberAccessOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
 
@@ -493,6 +520,8 @@ def exec_command(
             images=tuple(image or ()),
             skills=tuple(skill or ()),
             profile=profile,
+            add_dirs=tuple(add_dir or ()),
+            notices=flag_notices(thread_source, cyber_access_program),
         )
         return run_session(
             read_prompt(prompt, sys.stdin, sys.stderr),
