@@ -44,6 +44,7 @@ from mini_codex.cli.exec_extras import (
     LastMessageOpt,
     ProfileOpt,
     SchemaOpt,
+    SkillOpt,
     SkipGitOpt,
     json_format,
     load_output_schema,
@@ -71,6 +72,8 @@ if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
     from mini_codex.protocol.session_events import SessionEvent
     from mini_codex.runtime.approvals import ApprovalCallback
     from mini_codex.runtime.session import Session, SessionOptions
+    from mini_codex.skills.model import SkillSelection
+    from mini_codex.world_state.extensions import WorldStateExtension
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
 
@@ -273,6 +276,8 @@ def cli_session_options(
     shell, timezone and environment; ``extra`` are further ``SessionOptions`` fields."""
     from mini_codex.runtime.session import SessionOptions
 
+    extra.setdefault("user_home", Path.home())  # ~/.agents/skills
+    extra.setdefault("extensions", installed_extensions())
     return SessionOptions(
         cwd=cwd,
         home=home,
@@ -290,6 +295,28 @@ def cli_session_options(
         approval_callback=approval_callback,
         **extra,
     )
+
+
+def skill_selections(paths: tuple[Path, ...]) -> list[SkillSelection]:
+    """``--skill PATH`` options as structured skill inputs; a missing file is refused."""
+    from mini_codex.skills.model import SkillSelection
+
+    selections = []
+    for path in paths:
+        if not path.is_file():
+            raise MiniCodexError(f"--skill {path}: no such file")
+        selections.append(SkillSelection(path=str(path.resolve())))
+    return selections
+
+
+def installed_extensions() -> list[WorldStateExtension]:
+    """The world-state extensions installed in this Python (entry points of the
+    ``mini_codex.world_state`` group, see docs/extensions.md)."""
+    import importlib.metadata
+
+    from mini_codex.world_state.extensions import EXTENSION_ENTRY_POINT_GROUP, load_extensions
+
+    return load_extensions(importlib.metadata.entry_points(group=EXTENSION_ENTRY_POINT_GROUP))
 
 
 def run_session(
@@ -322,6 +349,7 @@ def run_session(
     for notice in run_notices(extras.notices if extras else (), config, add_dirs, mode):
         _notice(notice)
     user_input = turn_input(prompt, extras.images if extras else ())
+    skill_inputs = skill_selections(extras.skills if extras else ())
     approval_policy = approval_choice(approval)
     local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
     if local is not None:
@@ -379,7 +407,11 @@ def run_session(
             async with Session.open(options) as session:
                 opened.append(session)
                 if not interrupted:
-                    await (action(session) if action is not None else session.run_turn(user_input))
+                    await (
+                        action(session)
+                        if action is not None
+                        else session.run_turn(user_input, skills=skill_inputs)
+                    )
             tg.cancel_scope.cancel()
 
     try:
@@ -469,6 +501,7 @@ def exec_command(
     ephemeral: EphemeralOpt = False,
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
+    skill: SkillOpt = None,
     profile: ProfileOpt = None,
     oss: OssOpt = False,
     local_provider: LocalProviderOpt = None,
@@ -485,6 +518,7 @@ def exec_command(
             output_schema=load_output_schema(output_schema),
             ephemeral=ephemeral,
             images=tuple(image or ()),
+            skills=tuple(skill or ()),
             profile=profile,
             add_dirs=tuple(add_dir or ()),
             notices=flag_notices(thread_source, cyber_access_program),
