@@ -149,6 +149,21 @@ class McpServerConfig(_Section):
         return "stdio" if self.command is not None else "streamable_http"
 
 
+class PluginConfig(_Section):
+    """One ``[plugins.NAME]`` table: a local plugin folder (``mini-codex plugin add PATH``)."""
+
+    path: str
+    """The plugin folder (holding ``.codex-plugin/plugin.json``)."""
+    enabled: bool = True
+
+
+class SkillsConfig(_Section):
+    """``[skills]``: skill discovery (``SKILL.md`` folders; see ``mini_codex.skills``)."""
+
+    enabled: bool = True
+    """False: no skills catalog and no ``$name`` injection."""
+
+
 class HookCommand(_Section):
     """One command hook: a shell command given the event's JSON on stdin."""
 
@@ -215,6 +230,8 @@ class Config(_Section):
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    plugins: dict[str, PluginConfig] = Field(default_factory=dict)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
     mcp_optional_startup_grace_ms: int = Field(default=1000, ge=0)
     """How long a step capture waits, once per connection set, for optional MCP servers."""
     notify: tuple[str, ...] | None = None

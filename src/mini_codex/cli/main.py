@@ -235,6 +235,10 @@ def _register(argv: Sequence[str]) -> None:
         from mini_codex.cli.mcp_cmd import mcp_app
 
         app.add_typer(mcp_app, name="mcp")
+    if only in (None, "plugin"):
+        from mini_codex.cli.plugin_cmd import plugin_app
+
+        app.add_typer(plugin_app, name="plugin")
     if only in (None, "execpolicy"):
         from mini_codex.cli.execpolicy_cmd import execpolicy_app
 
@@ -247,5 +251,16 @@ def _register(argv: Sequence[str]) -> None:
         )
 
 
-_COMMANDS = ("exec", "resume", "compact", "rollout", "sessions", "batch", "mcp", "execpolicy", "ui")
+_COMMANDS = (
+    "exec",
+    "resume",
+    "compact",
+    "rollout",
+    "sessions",
+    "batch",
+    "mcp",
+    "plugin",
+    "execpolicy",
+    "ui",
+)
 _register(sys.argv)

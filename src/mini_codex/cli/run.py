@@ -32,6 +32,7 @@ from mini_codex.cli.exec_extras import (
     LastMessageOpt,
     ProfileOpt,
     SchemaOpt,
+    SkillOpt,
     SkipGitOpt,
     json_format,
     load_output_schema,
@@ -205,6 +206,7 @@ def run_session(
         persist=not extras.ephemeral,
         output_schema=extras.output_schema,
         add_dirs=extras.add_dirs,
+        skills=extras.skills,
         codex_api_key=True,  # a non-interactive run: CODEX_API_KEY first, as Codex's exec
     )
     # Everything that can be refused is checked before anything is created or opened.
@@ -260,7 +262,7 @@ def run_session(
                     await (
                         action(session)
                         if action is not None
-                        else session.run_turn(resolved.input or "")
+                        else session.run_turn(resolved.input or "", skills=resolved.skills)
                     )
             tg.cancel_scope.cancel()
 
@@ -307,6 +309,7 @@ def exec_command(
     ephemeral: EphemeralOpt = False,
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
+    skill: SkillOpt = None,
     profile: ProfileOpt = None,
     oss: OssOpt = False,
     local_provider: LocalProviderOpt = None,
@@ -323,6 +326,7 @@ def exec_command(
             output_schema=load_output_schema(output_schema),
             ephemeral=ephemeral,
             images=tuple(image or ()),
+            skills=tuple(skill or ()),
             profile=profile,
             add_dirs=tuple(add_dir or ()),
             notices=flag_notices(thread_source, cyber_access_program),

@@ -30,6 +30,9 @@ from mini_codex.runtime.capture import CaptureProbe, CaptureSettings
 from mini_codex.runtime.rule_files import load_rule_files
 from mini_codex.runtime.session_settings import SessionServices, SessionSettings
 from mini_codex.runtime.tool_router import RegisteredTool
+from mini_codex.skills.discovery import DEFAULT_ADMIN_ROOT, SkillRootsConfig
+from mini_codex.skills.plugins import apply_plugins, load_plugins, plugin_skill_roots
+from mini_codex.skills.service import SkillsService
 from mini_codex.world_state import WorldStateExtension
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
@@ -136,6 +139,10 @@ class SessionOptions:
     """Answers approval requests (the terminal, a UI, a test); None denies every request."""
     rules: RuleSet | None = None
     """Command rules; None loads ``$home/rules/*.rules`` and ``<cwd>/.mini-codex/rules/*.rules``."""
+    user_home: Path | None = None
+    """The user's home directory (``~/.agents/skills`` is a skills root); None: not searched."""
+    admin_skills_root: Path | None = Path(DEFAULT_ADMIN_ROOT)
+    """The admin skills root (Codex's ``/etc/codex/skills``); None: not searched."""
 
 
 def _sandbox_from_config(config: Config) -> SandboxPolicy:
@@ -151,14 +158,32 @@ def _stream_retries(config: Config) -> int:
     return provider.stream_max_retries if provider is not None else 5
 
 
+def _skills(options: SessionOptions, config: Config, plugins: Any) -> SkillsService | None:
+    """The session's skills catalog (its roots: home, user home, admin root, plugins)."""
+    if not config.skills.enabled:
+        return None
+    return SkillsService(
+        SkillRootsConfig(
+            home=options.home,
+            user_home=options.user_home,
+            admin_root=options.admin_skills_root,
+            project_root_markers=tuple(config.project_root_markers),
+            plugin_roots=plugin_skill_roots(plugins),
+        )
+    )
+
+
 def assemble(options: SessionOptions) -> tuple[SessionSettings, SessionServices]:
-    """The settings and services of the session ``options`` describe (see the module docs)."""
+    """The settings and services of the session ``options`` describe (see the module docs);
+    the config's plugins are loaded and applied (their hooks and skills join the session)."""
     config = options.config
+    plugins, warnings = load_plugins(config.plugins)
+    applied, clashes = apply_plugins(config, plugins)
     cwd = options.cwd.resolve()
     settings = SessionSettings(
         cwd=cwd,
         home=options.home,
-        config=config,
+        config=applied,
         model=options.model or config.model,
         sandbox=options.sandbox or _sandbox_from_config(config),
         approval_policy=options.approval_policy or config.approval_policy,
@@ -199,5 +224,7 @@ def assemble(options: SessionOptions) -> tuple[SessionSettings, SessionServices]
         mcp_factory=options.mcp_factory,
         on_event=options.on_event,
         on_request=options.on_request,
+        skills=_skills(options, applied, plugins),
+        startup_warnings=(*warnings, *clashes),
     )
     return settings, services

@@ -25,11 +25,18 @@ from mini_codex.host.spec import ResolvedSession
 from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
+from mini_codex.world_state import WorldStateExtension
 
 if TYPE_CHECKING:
     from mini_codex.runtime.session import Session
 
-__all__ = ["open_options", "open_session", "session_options", "tool_environment"]
+__all__ = [
+    "installed_extensions",
+    "open_options",
+    "open_session",
+    "session_options",
+    "tool_environment",
+]
 
 
 def tool_environment(env: HostEnvironment, config: Config) -> dict[str, str]:
@@ -39,6 +46,16 @@ def tool_environment(env: HostEnvironment, config: Config) -> dict[str, str]:
     from mini_codex.policy.environment import child_environment
 
     return child_environment(env.variables, config.shell_environment_policy)
+
+
+def installed_extensions() -> list[WorldStateExtension]:
+    """The world-state extensions installed in this Python (entry points of the
+    ``mini_codex.world_state`` group, see docs/extensions.md)."""
+    import importlib.metadata
+
+    from mini_codex.world_state.extensions import EXTENSION_ENTRY_POINT_GROUP, load_extensions
+
+    return load_extensions(importlib.metadata.entry_points(group=EXTENSION_ENTRY_POINT_GROUP))
 
 
 def session_options(
@@ -51,7 +68,10 @@ def session_options(
     approval_callback: ApprovalCallback | None = None,
     **extra: Any,
 ) -> SessionOptions:
-    """The low-level options of ``resolved`` in ``env`` (``extra``: further option fields)."""
+    """The low-level options of ``resolved`` in ``env`` (``extra``: further option fields; by
+    default the installed world-state extensions and the user's ``~/.agents/skills``)."""
+    extra.setdefault("user_home", env.user_home)
+    extra.setdefault("extensions", installed_extensions())
     return SessionOptions(
         cwd=resolved.cwd,
         home=env.home,

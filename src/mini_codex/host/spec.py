@@ -10,7 +10,8 @@ the :class:`~mini_codex.host.environment.HostEnvironment`. It returns a :class:`
 - ``add_dirs`` (``--add-dir``): extra writable roots of the workspace-write sandbox, each an
   existing directory (``InputError``);
 - ``sandbox`` and ``approval``: the CLI's spellings (``InputError`` for anything else);
-- the user input: the text, or one message with the images after it (``ImageError``);
+- the user input: the text, or one message with the images after it (``ImageError``), and the
+  structured skill inputs (``--skill PATH``: an existing ``SKILL.md``, ``InputError``);
 - the model: ``model`` or ``config.model``; its provider and key (``codex_api_key``: the built-in
   provider takes ``CODEX_API_KEY`` first, as Codex's ``exec`` does), a ``scripted:PATH`` script
   that cannot be read (``ConfigError``).
@@ -33,6 +34,7 @@ from mini_codex.host.model_client import ModelChoice, choose_model
 from mini_codex.host.rollouts import RecordedSession, resume_cwd
 from mini_codex.protocol import InputImage, InputText, Message, ResponseItem
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
+from mini_codex.skills.model import SkillSelection
 
 __all__ = [
     "ResolvedSession",
@@ -42,6 +44,7 @@ __all__ = [
     "build_input",
     "resolve_session",
     "sandbox_policy",
+    "skill_selections",
     "with_added_dirs",
 ]
 
@@ -66,6 +69,8 @@ class SessionSpec:
     output_schema: dict[str, Any] | None = None
     add_dirs: tuple[Path, ...] = ()
     """``--add-dir``: extra writable roots (workspace-write)."""
+    skills: tuple[Path, ...] = ()
+    """``--skill PATH``: structured skill inputs of the first turn (their ``SKILL.md``)."""
     codex_api_key: bool = False
     """A non-interactive run: the built-in provider's key may come from ``CODEX_API_KEY``."""
 
@@ -83,6 +88,18 @@ class ResolvedSession:
     input: TurnInput | None
     persist: bool = True
     output_schema: dict[str, Any] | None = None
+    skills: tuple[SkillSelection, ...] = ()
+    """The first turn's structured skill inputs (``session.run_turn(..., skills=)``)."""
+
+
+def skill_selections(paths: Sequence[Path]) -> tuple[SkillSelection, ...]:
+    """``--skill PATH`` options as structured skill inputs; a missing file is refused."""
+    selections = []
+    for path in paths:
+        if not path.is_file():
+            raise InputError(f"--skill {path}: no such file")
+        selections.append(SkillSelection(path=str(path.resolve())))
+    return tuple(selections)
 
 
 def sandbox_policy(choice: str | None, config: Config) -> SandboxPolicy | None:
@@ -170,6 +187,7 @@ def resolve_session(spec: SessionSpec, config: Config, env: HostEnvironment) -> 
     config = with_added_dirs(config, spec.add_dirs)
     sandbox = sandbox_policy(spec.sandbox, config)
     user_input = build_input(spec.prompt, spec.images) if spec.prompt is not None else None
+    skills = skill_selections(spec.skills)
     approval = approval_choice(spec.approval)
     model = choose_model(spec.model or config.model, config, env, codex_api_key=spec.codex_api_key)
     model.check(script=True)
@@ -183,4 +201,5 @@ def resolve_session(spec: SessionSpec, config: Config, env: HostEnvironment) -> 
         input=user_input,
         persist=spec.persist,
         output_schema=spec.output_schema,
+        skills=skills,
     )

@@ -39,7 +39,7 @@ from mini_codex.rollout.recorder import RolloutRecorder
 from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.capture import CaptureCaches
-from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
+from mini_codex.runtime.contexts import TurnContext
 from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.session_settings import SessionServices, SessionSettings
@@ -51,6 +51,7 @@ from mini_codex.runtime.session_start import (
     start_mcp,
 )
 from mini_codex.runtime.turn import TurnDeps, TurnState, run_compact_task, run_turn
+from mini_codex.skills.model import SkillSelection
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
     from collections.abc import Callable
@@ -81,6 +82,7 @@ class Session:
         self.client: ModelClient = services.client
         self.on_request: Callable[[Prompt], None] | None = services.on_request
         self._on_event = services.on_event
+        self._startup_warnings = list(services.startup_warnings)
         self._mcp_factory = services.mcp_factory
         self._retry = services.retry
         self._tg = task_group
@@ -119,7 +121,7 @@ class Session:
             approvals=self.approvals,
         )
         """What every step capture reads (tests may replace it between steps)."""
-        self.caches = CaptureCaches(scanner=WorkspaceScanner(self.cwd))
+        self.caches = CaptureCaches(scanner=WorkspaceScanner(self.cwd), skills=services.skills)
         """What step captures keep across steps (the workspace scanner, AGENTS.md cache, …)."""
         self.mcp: McpRuntime | None = None
         self._active: anyio.CancelScope | None = None
@@ -166,6 +168,7 @@ class Session:
                 self.approvals,
                 base_instructions=self.base_instructions,
                 model=self.model,
+                skills=self.caches.skills,
             )
             self.rollout_path = options.resume_path
             self.recorder = RolloutRecorder(
@@ -185,6 +188,8 @@ class Session:
                 resumed=resumed,
             )
         )
+        for warning in self._startup_warnings:  # plugins that did not load
+            self._emit(WarningEvent(message=warning))
         await self.hooks.session_start("resume" if resumed else "startup")
 
     @property
@@ -238,31 +243,14 @@ class Session:
     def new_turn_context(
         self, turn_id: str | None = None, output_schema: dict[str, Any] | None = None
     ) -> TurnContext:
-        settings = self.settings
-        now = settings.clock()
-        session_ctx = SessionContext(
-            session_id=self.session_id,
-            home=settings.home,
-            config=self.config,
-            shell=settings.shell,
-            env=settings.env,
-            approvals=self.approvals,
-            never_writable=(settings.home,),
-        )
-        return TurnContext(
-            session=session_ctx,
-            turn_id=turn_id or str(uuid.uuid4()),
+        return self.settings.turn_context(
+            self.session_id,
+            self.approvals,
+            turn_id or str(uuid.uuid4()),
+            output_schema,
             model=self.model,
-            base_instructions=self.base_instructions,
             approval_policy=self.approval_policy,
             sandbox=self.sandbox,
-            cwd=self.cwd,
-            current_date=now.strftime("%Y-%m-%d"),
-            timezone=settings.timezone,
-            environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
-            reasoning_effort=self.config.model_reasoning_effort,
-            reasoning_summary=self.config.model_reasoning_summary,
-            output_schema=output_schema or settings.output_schema,
         )
 
     async def run_turn(
@@ -270,14 +258,17 @@ class Session:
         text: str | Sequence[ResponseItem],
         *,
         output_schema: dict[str, Any] | None = None,
+        skills: Sequence[SkillSelection] = (),
     ) -> str | None:
         """Run one user turn to completion; returns the last agent message.
 
         Turns run one at a time: while another turn runs (or is finishing), this waits for it.
-        ``output_schema`` (a JSON Schema) is sent with this turn's requests.
+        ``output_schema`` (a JSON Schema) is sent with this turn's requests; ``skills`` are
+        structured skill inputs (their ``SKILL.md`` is injected after the input).
         """
         await self._after_running_turn()
-        return await self._run_turn(*self._claim_turn(text), output_schema=output_schema)
+        claimed = self._claim_turn(text)
+        return await self._run_turn(*claimed, output_schema=output_schema, skills=skills)
 
     async def _after_running_turn(self) -> None:
         """Wait for the running turn (or compaction) to finish; refused while shutting down."""
@@ -308,6 +299,7 @@ class Session:
         items: list[ResponseItem],
         turn_id: str,
         output_schema: dict[str, Any] | None = None,
+        skills: Sequence[SkillSelection] = (),
     ) -> str | None:
         done = self._turn_done
         assert done is not None
@@ -316,7 +308,7 @@ class Session:
             turn = self.new_turn_context(turn_id, output_schema)
             deps = self._deps()
             with scope:
-                result = await run_turn(self.state, turn, items, deps)
+                result = await run_turn(self.state, turn, items, deps, skills=skills)
                 interrupted = False
                 texts = [message_text(i) for i in items if isinstance(i, Message)]
                 await self.hooks.turn_ended(turn_id, texts, result, self._tg)
@@ -389,6 +381,11 @@ class Session:
             raise EmptyInputError("steering input is empty")
         self.state.pending_input.append(user_message(text))
         return actual
+
+    def skill_names(self) -> list[str]:
+        """Names of the skills of the latest turn (what ``$`` completes to in the UI)."""
+        skills = self.caches.skills
+        return list(dict.fromkeys(skills.names(self.cwd))) if skills is not None else []
 
     def interrupt(self) -> None:
         if self._active is not None:

@@ -19,12 +19,14 @@ from mini_codex.models.retry import RetryPolicy
 from mini_codex.policy.rules import RuleSet
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import SessionEvent
-from mini_codex.runtime.approvals import ApprovalCallback
+from mini_codex.runtime.approvals import ApprovalCallback, SessionApprovals
 from mini_codex.runtime.capture import CaptureSettings
+from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
 from mini_codex.runtime.tool_router import RegisteredTool
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
     from mini_codex.mcp.client import ClientFactory
+    from mini_codex.skills.service import SkillsService
 
 __all__ = ["SessionServices", "SessionSettings"]
 
@@ -52,6 +54,45 @@ class SessionSettings:
     environ: Mapping[str, str] | None = None
     """The process environment, read only for variables the config names (MCP)."""
 
+    def turn_context(
+        self,
+        session_id: str,
+        approvals: SessionApprovals,
+        turn_id: str,
+        output_schema: dict[str, Any] | None = None,
+        *,
+        model: str,
+        approval_policy: ApprovalPolicy,
+        sandbox: SandboxPolicy,
+    ) -> TurnContext:
+        """The frozen context of a new turn (the date is read from ``clock`` now); ``model``,
+        ``approval_policy`` and ``sandbox`` are the session's current ones (the UI's ``/model``
+        and ``/approvals`` change them between turns)."""
+        session = SessionContext(
+            session_id=session_id,
+            home=self.home,
+            config=self.config,
+            shell=self.shell,
+            env=self.env,
+            approvals=approvals,
+            never_writable=(self.home,),
+        )
+        return TurnContext(
+            session=session,
+            turn_id=turn_id,
+            model=model,
+            base_instructions=self.base_instructions,
+            approval_policy=approval_policy,
+            sandbox=sandbox,
+            cwd=self.cwd,
+            current_date=self.clock().strftime("%Y-%m-%d"),
+            timezone=self.timezone,
+            environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
+            reasoning_effort=self.config.model_reasoning_effort,
+            reasoning_summary=self.config.model_reasoning_summary,
+            output_schema=output_schema or self.output_schema,
+        )
+
 
 @dataclass(frozen=True)
 class SessionServices:
@@ -67,3 +108,7 @@ class SessionServices:
     mcp_factory: ClientFactory | None = None
     on_event: Callable[[SessionEvent], None] | None = None
     on_request: Callable[[Prompt], None] | None = None
+    skills: SkillsService | None = None
+    """The session's skills catalog (None: skills are off)."""
+    startup_warnings: Sequence[str] = ()
+    """Told once the session is configured (plugins that did not load)."""

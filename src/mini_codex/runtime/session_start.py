@@ -30,6 +30,7 @@ from mini_codex.world_state import WorldStateSnapshot
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
     from mini_codex.mcp.client import ClientFactory
     from mini_codex.mcp.runtime import McpRuntime
+    from mini_codex.skills.service import SkillsService
 
 __all__ = ["checkpoint_if_due", "new_rollout", "recorder_options", "restore_session", "start_mcp"]
 
@@ -106,6 +107,7 @@ def restore_session(
     *,
     base_instructions: str,
     model: str,
+    skills: SkillsService | None = None,
 ) -> str:
     """Load ``path`` into the session's history, state and approvals; returns the thread id."""
     resumed = load_resume_state(path)
@@ -113,6 +115,8 @@ def restore_session(
     history.replace(resumed.history)
     if resumed.world_state is not None:
         history.set_world_state_baseline(WorldStateSnapshot.from_json(resumed.world_state))
+        if "host_skills" in resumed.world_state and skills is not None:
+            skills.mark_listed()  # the catalog is already in the history
         # Commands approved for the session stay approved when it is resumed.
         permissions = resumed.world_state.get("permissions")
         saved = (

@@ -33,7 +33,7 @@ from mini_codex.protocol import (
     user_message,
 )
 from mini_codex.protocol.items import Message
-from mini_codex.protocol.session_events import ErrorEvent, StepStarted
+from mini_codex.protocol.session_events import ErrorEvent, StepStarted, WarningEvent
 from mini_codex.runtime.compaction import (
     CompactionFailed,
     Injection,
@@ -60,6 +60,9 @@ from mini_codex.runtime.turn_state import (
     persist_event,
     record_input,
 )
+from mini_codex.skills.mentions import build_skill_injections, select_skills
+from mini_codex.skills.model import SkillSelection
+from mini_codex.skills.service import StepSkills
 from mini_codex.world_state import WorldState
 
 TURN_ABORTED_MARKER = (
@@ -73,6 +76,27 @@ def _mentioned_mcp_servers(items: Sequence[ResponseItem]) -> frozenset[str]:
     return mentioned_servers(
         message_text(item) for item in items if isinstance(item, Message) and item.role == "user"
     )
+
+
+async def _inject_skills(
+    state: TurnState,
+    skills: StepSkills | None,
+    items: Sequence[ResponseItem],
+    selections: Sequence[SkillSelection] = (),
+) -> None:
+    """After the input: one ``<skill>`` user message per explicitly used skill (``$name`` in the
+    text or a structured selection); a skill that cannot be read is a warning."""
+    if skills is None:
+        return
+    texts = [
+        message_text(item) for item in items if isinstance(item, Message) and item.role == "user"
+    ]
+    chosen, warnings = select_skills(skills.outcome, texts, selections)
+    injections = build_skill_injections(chosen)
+    for warning in (*warnings, *injections.warnings):
+        state.recording.emit(WarningEvent(message=warning))
+    if injections.texts:
+        await state.recording.record_items([user_message(text) for text in injections.texts])
 
 
 @dataclass
@@ -91,6 +115,10 @@ class _Turn:
     live: WorldState | None = None
     """The world state of the last request (the baseline of the next step's diff)."""
     sequence: int = 1
+    selections: Sequence[SkillSelection] = ()
+    """Structured skill inputs of the turn (their ``SKILL.md`` is injected after the input)."""
+    skills: StepSkills | None = None
+    """The first step's skills: ``$name`` mentions in the input (and in steered input) use it."""
 
     async def start(self) -> StepContext:
         state, turn, recording = self.state, self.turn, self.state.recording
@@ -112,6 +140,8 @@ class _Turn:
         state.reference_context = update.reference_context
         await record_input(state, self.user_input)
         self.input_recorded = True
+        self.skills = first_step.skills
+        await _inject_skills(state, self.skills, self.user_input, self.selections)
         if trigger is not None:
             # The active context now holds the re-injected context and the input too.
             state.context_tokens = context_tokens(
@@ -127,6 +157,7 @@ class _Turn:
         pending = state.take_pending() if can_drain else []
         if pending:
             await record_input(state, pending)
+            await _inject_skills(state, self.skills, pending)
             self.required_mcp |= _mentioned_mcp_servers(pending)
         if state.checkpoint is not None:
             await state.checkpoint()
@@ -226,13 +257,20 @@ class _Turn:
 
 
 async def run_turn(
-    state: TurnState, turn: TurnContext, user_input: Sequence[ResponseItem], deps: TurnDeps
+    state: TurnState,
+    turn: TurnContext,
+    user_input: Sequence[ResponseItem],
+    deps: TurnDeps,
+    *,
+    skills: Sequence[SkillSelection] = (),
 ) -> str | None:
-    """Run one turn to completion; returns the last agent message (None on error/abort)."""
+    """Run one turn to completion; returns the last agent message (None on error/abort).
+
+    ``skills``: structured skill inputs of the turn (see ``_inject_skills``)."""
     recording = state.recording
     recording.turn_id = turn.turn_id
     await persist_event(state, TaskStarted(turn_id=turn.turn_id))
-    running = _Turn(state, turn, deps, user_input)
+    running = _Turn(state, turn, deps, user_input, selections=skills)
     last_message: str | None = None
     try:
         last_message = await running.loop(await running.start())
