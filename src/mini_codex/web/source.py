@@ -255,23 +255,28 @@ def _read_compressed(path: Path) -> Window:
 
 
 def _compaction_before(path: Path, end: int) -> int:
-    """Byte offset of the newest ``compacted`` line starting before ``end`` (0 if none)."""
+    """Byte offset of the newest ``compacted`` line starting before ``end`` (0 if none).
+
+    Read backwards in blocks. Only whole lines are searched: the line a block starts inside is
+    carried to the next (earlier) block, but only its first :data:`_HEAD` bytes (its envelope
+    ``type`` is there), so a line of any length costs one pass."""
     with path.open("rb") as handle:
         position = end
-        tail = b""
+        carry = b""
         while position > 0:
             step = min(_BLOCK, position)
             position -= step
             handle.seek(position)
-            block = handle.read(step) + tail
-            # Only whole lines are searched: keep the partial first line for the next block.
+            block = handle.read(step)
+            data = block + carry
             first_newline = block.find(b"\n") if position > 0 else -1
-            searchable = block[first_newline + 1 :]
-            base = position + first_newline + 1
-            found = _last_compacted_line(searchable, base, end)
+            if position > 0 and first_newline < 0:
+                carry = data[:_HEAD]  # the whole block is inside one line
+                continue
+            found = _last_compacted_line(data[first_newline + 1 :], position + first_newline + 1, end)
             if found is not None:
                 return found
-            tail = block[: first_newline + 1]
+            carry = data[: first_newline + 1][:_HEAD]
         return 0
 
 
