@@ -15,8 +15,6 @@ process (config files, API keys, environment) before a job is shipped to a worke
 
 from __future__ import annotations
 
-import base64
-import mimetypes
 import shutil
 import tempfile
 import time
@@ -37,6 +35,7 @@ from mini_codex.protocol.events import TokenCount
 from mini_codex.protocol.items import InputImage, InputText, Message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import ErrorEvent, SessionConfigured, SessionEvent
+from mini_codex.tools.images import load_image
 
 __all__ = ["JobSpec", "ModelChoice", "Outcome", "TaskResult", "run_job"]
 
@@ -148,18 +147,12 @@ class _Collector:
 
 
 def _user_input(task: Task) -> list[Message] | str:
+    """The task's prompt, with its images checked as ``exec -i`` checks them (format, size)."""
     if not task.images:
         return task.prompt
     content: list[InputText | InputImage] = [InputText(text=task.prompt)]
     for image in task.images:
-        path = Path(image)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise MiniCodexError(f"image {image}: {exc.strerror or exc}") from None
-        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
-        content.append(InputImage(image_url=url))
+        content.append(InputImage(image_url=load_image(Path(image)).data_url))
     return [Message(role="user", content=content)]
 
 
