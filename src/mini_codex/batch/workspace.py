@@ -26,6 +26,7 @@ import shutil
 import stat
 import subprocess
 import tarfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from mini_codex.batch.tasks import Workspace
 from mini_codex.errors import MiniCodexError
 
 __all__ = [
+    "PreparationInterrupted",
     "WorkspaceError",
     "check_workspace_dir",
     "diff_against_start",
@@ -57,21 +59,40 @@ class WorkspaceError(MiniCodexError):
     """A workspace could not be prepared or diffed."""
 
 
-def prepare_workspace(spec: Workspace, target: Path, env: Mapping[str, str]) -> Path:
-    """Make ``target`` a fresh copy of ``spec``'s source; returns ``target``."""
+class PreparationInterrupted(WorkspaceError):
+    """The user aborted the batch while this workspace was being prepared."""
+
+
+def _check(cancelled: threading.Event | None) -> None:
+    if cancelled is not None and cancelled.is_set():
+        raise PreparationInterrupted("interrupted while the workspace was prepared")
+
+
+def prepare_workspace(
+    spec: Workspace,
+    target: Path,
+    env: Mapping[str, str],
+    cancelled: threading.Event | None = None,
+) -> Path:
+    """Make ``target`` a fresh copy of ``spec``'s source; returns ``target``.
+
+    ``cancelled`` (set from another thread) stops the copy between files, archive members and
+    git steps, with ``PreparationInterrupted``."""
     source = spec.source
     match spec.kind:
         case "dir":
-            _copy_tree(check_workspace_dir(Path(source), Path.home()), target)
+            _copy_tree(check_workspace_dir(Path(source), Path.home()), target, cancelled)
         case "archive":
             if not Path(source).is_file():
                 raise WorkspaceError(f"workspace archive {source}: not a file")
             target.mkdir(parents=True)
-            _unpack(Path(source), target)
+            _unpack(Path(source), target, cancelled)
         case "git":
             _git(["clone", "--quiet", source, str(target)], cwd=None, env=env)
+            _check(cancelled)
             if spec.commit is not None:
                 _git(["checkout", "--quiet", "--detach", spec.commit], cwd=target, env=env)
+    _check(cancelled)
     return target
 
 
@@ -93,20 +114,21 @@ def check_workspace_dir(source: Path, home: Path) -> Path:
     return resolved
 
 
-def _copy_tree(source: Path, target: Path) -> None:
+def _copy_tree(source: Path, target: Path, cancelled: threading.Event | None = None) -> None:
     """Copy the regular files and directories under ``source`` (nothing else; no link followed)."""
     target.mkdir(parents=True)
     shutil.copystat(source, target)
     with os.scandir(source) as entries:
         for entry in entries:
+            _check(cancelled)
             mode = entry.stat(follow_symlinks=False).st_mode
             if stat.S_ISDIR(mode):
-                _copy_tree(Path(entry.path), target / entry.name)
+                _copy_tree(Path(entry.path), target / entry.name, cancelled)
             elif stat.S_ISREG(mode):
                 shutil.copy2(entry.path, target / entry.name, follow_symlinks=False)
 
 
-def _unpack(source: Path, target: Path) -> None:
+def _unpack(source: Path, target: Path, cancelled: threading.Event | None = None) -> None:
     try:
         if tarfile.is_tarfile(source):
             if not hasattr(tarfile, "data_filter"):  # Python 3.11.0-3.11.3
@@ -114,8 +136,13 @@ def _unpack(source: Path, target: Path) -> None:
                     f"workspace archive {source}: tar archives need Python 3.11.4 or later "
                     "(tarfile's data filter)"
                 )
+
+            def checked(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+                _check(cancelled)
+                return tarfile.data_filter(member, path)
+
             with tarfile.open(source) as archive:
-                archive.extractall(target, filter="data")
+                archive.extractall(target, filter=checked)
         else:
             shutil.unpack_archive(source, target)
     except tarfile.FilterError as exc:
