@@ -74,8 +74,10 @@ def test_a_bad_line_far_into_the_file_is_reported_when_reached(tmp_path: Path) -
     assert str(bad.value) == f"""{tasks}:6: task 'bad': "prompt" must be a non-empty string"""
     duplicate = tmp_path / "dup.jsonl"
     duplicate.write_bytes(b"\n".join([lines[0], b"", lines[0]]) + b"\n")
+    reading = iter(TaskFile(duplicate))
+    assert next(reading).id == "t0"  # the first runs; the duplicate is refused when reached
     with pytest.raises(ConfigError) as twice:
-        TaskFile(duplicate)
+        next(reading)
     assert str(twice.value) == f"{duplicate}:3: duplicate task id 't0' (first on line 1)"
 
 

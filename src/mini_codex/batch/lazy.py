@@ -1,20 +1,20 @@
 """Tasks and job specs resolved lazily: a large tasks file starts its first task at once.
 
-``TaskFile`` reads a tasks file in one pass at open (JSON, ids, duplicates: the problems that
-must stop a batch before anything runs) and keeps, per task, only its id and the byte offset
-of its line; a task is parsed in full (``tasks.parse_task``) when it is taken. ``LazySpecs``
-turns tasks into job specs the same way, one at a time, as an executor takes them (resolving a
-spec — its config, model, sandbox — is most of a task's setup cost). Memory grows with the
-ids and offsets (tens of bytes a task), not with resolved tasks (kilobytes each).
+``TaskFile`` counts a tasks file's lines at open (one quick pass) and parses each task
+(``tasks.parse_task``) when the run reaches it; ids are checked for duplicates as they come.
+``LazySpecs`` turns tasks into job specs the same way, one at a time, as an executor takes them
+(resolving a spec — its config, model, sandbox — is most of a task's setup cost). Memory grows
+with the ids seen (the duplicate check, tens of bytes a task), not with resolved tasks (KBs).
 
-A problem found only when a task is taken (a bad prompt, a bad config) is a ``ConfigError``
-naming the file and line; the executors then start no further task, let the running ones finish,
-and raise it.
+A problem found when a task is reached (bad JSON, a bad prompt or config, a duplicate id) is a
+``ConfigError`` naming the file and line; the executors then start no further task, let the
+running ones finish, and raise it. The ids of the whole file are read again when the run ends
+(the summary, the unfinished ids).
 """
 
 from __future__ import annotations
 
-from array import array
+import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -29,42 +29,34 @@ __all__ = ["LazySpecs", "TaskFile", "task_ids"]
 
 
 class TaskFile(Sequence[Task]):
-    """The tasks of a file (see module docs); ``ConfigError("PATH:LINE: ...")`` on open for bad
-    JSON, a bad or duplicate id, or no tasks."""
+    """The tasks of a file (see module docs). Opening it counts the task lines (one quick pass);
+    iterating parses each task as it is reached (``ConfigError("PATH:LINE: ...")`` for a bad
+    line or a duplicate id then), so the first task starts before the rest is read."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.base = path.resolve().parent
-        self.offsets = array("q")
-        self.lines = array("q")
-        self.ids: list[str] = []
-        seen: dict[str, int] = {}
         try:
-            handle = path.open("rb")
+            with path.open("rb") as handle:
+                self._count = sum(1 for raw in handle if raw.strip())
         except OSError as exc:
             raise ConfigError(f"cannot read tasks file {path}: {exc.strerror or exc}") from None
-        with handle:
-            offset = 0
-            for lineno, raw in enumerate(handle, start=1):
-                here = offset
-                offset += len(raw)
-                if not raw.strip():
-                    continue
-                task_id = _line_id(raw, path, lineno)
-                if task_id in seen:
-                    raise ConfigError(
-                        f"{path}:{lineno}: duplicate task id {task_id!r} "
-                        f"(first on line {seen[task_id]})"
-                    )
-                seen[task_id] = lineno
-                self.ids.append(task_id)
-                self.offsets.append(here)
-                self.lines.append(lineno)
-        if not self.ids:
+        if not self._count:
             raise ConfigError(f"{path}: no tasks")
 
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        with self.path.open("rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                if raw.strip():
+                    yield lineno, raw
+
+    @property
+    def ids(self) -> list[str]:
+        """Every task's id, in file order (one pass; used when the run ends)."""
+        return [_line_id(raw, self.path, lineno) for lineno, raw in self._lines()]
+
     def __len__(self) -> int:
-        return len(self.ids)
+        return self._count
 
     @overload
     def __getitem__(self, index: int) -> Task: ...
@@ -72,29 +64,44 @@ class TaskFile(Sequence[Task]):
     def __getitem__(self, index: slice) -> Sequence[Task]: ...
     def __getitem__(self, index: int | slice) -> Task | Sequence[Task]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        with self.path.open("rb") as handle:
-            handle.seek(self.offsets[index])
-            raw = handle.readline()
-        try:
-            return parse_task(raw, base=self.base)
-        except TaskLineError as exc:
-            raise ConfigError(f"{self.path}:{self.lines[index]}: {exc}") from None
+            return list(self)[index]
+        for position, task in enumerate(self):
+            if position == index:
+                return task
+        raise IndexError(index)
 
     def __iter__(self) -> Iterator[Task]:
-        """The tasks in file order, parsed one at a time from one open file."""
-        with self.path.open("rb") as handle:
-            for index, offset in enumerate(self.offsets):
-                handle.seek(offset)
-                raw = handle.readline()
-                try:
-                    yield parse_task(raw, base=self.base)
-                except TaskLineError as exc:
-                    raise ConfigError(f"{self.path}:{self.lines[index]}: {exc}") from None
+        """The tasks in file order, each parsed when reached; a duplicate id is refused."""
+        seen: dict[str, int] = {}
+        for lineno, raw in self._lines():
+            task_id = _line_id(raw, self.path, lineno)
+            if task_id in seen:
+                raise ConfigError(
+                    f"{self.path}:{lineno}: duplicate task id {task_id!r} "
+                    f"(first on line {seen[task_id]})"
+                )
+            seen[task_id] = lineno
+            try:
+                yield parse_task(raw, base=self.base)
+            except TaskLineError as exc:
+                raise ConfigError(f"{self.path}:{lineno}: {exc}") from None
+
+
+_ID_FIRST = re.compile(rb'\s*\{\s*"id"\s*:\s*"([^"\\]+)"\s*,')
+"""A line that starts ``{"id": "PLAIN",`` (how tools write task lines): its id without parsing."""
 
 
 def _line_id(raw: bytes, path: Path, lineno: int) -> str:
-    """The line's id, checked as ``parse_task`` checks it (the rest waits until it is taken)."""
+    """The line's id, checked as ``parse_task`` checks it (the rest waits until it is taken:
+    a line that starts with a plain id is parsed in full only then)."""
+    quick = _ID_FIRST.match(raw)
+    if quick is not None:
+        try:
+            task_id = quick.group(1).decode()
+        except UnicodeDecodeError:
+            task_id = ""
+        if task_id.strip():
+            return task_id
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -108,33 +115,38 @@ def _line_id(raw: bytes, path: Path, lineno: int) -> str:
 
 
 class LazySpecs(Sequence[JobSpec]):
-    """Job specs made from ``tasks`` (tasks, or specs already made) by ``make`` when taken; their
-    ``ids`` are known without making any.
-
-    ``indices`` selects some of the tasks (what is left to run)."""
+    """Job specs made from ``tasks`` (tasks, or specs already made) by ``make`` as they are
+    taken, those whose id ``keep`` accepts; ``ids`` lists the kept ids without making specs."""
 
     def __init__(
         self,
         tasks: Sequence[Any],
         make: Callable[[Any], JobSpec],
-        ids: Sequence[str],
-        indices: Sequence[int] | None = None,
+        ids: Callable[[], list[str]],
+        keep: Callable[[str], bool] | None = None,
+        id_of: Callable[[Any], str] = lambda task: str(task.id),
     ) -> None:
         self.tasks = tasks
         self.make = make
         self.all_ids = ids
-        self.indices: Sequence[int] = range(len(ids)) if indices is None else indices
+        self.selected = keep is not None
+        """Some tasks are left out: the length is the kept ids' (a pass over them)."""
+        self.keep: Callable[[str], bool] = keep or (lambda task_id: True)
+        self.id_of = id_of
 
     @property
     def ids(self) -> list[str]:
-        return [self.all_ids[i] for i in self.indices]
+        if not self.selected:
+            return self.all_ids()
+        return [task_id for task_id in self.all_ids() if self.keep(task_id)]
 
     def select(self, keep: Callable[[str], bool]) -> LazySpecs:
-        chosen = array("q", (i for i in self.indices if keep(self.all_ids[i])))
-        return LazySpecs(self.tasks, self.make, self.all_ids, chosen)
+        before = self.keep
+        both = lambda task_id: before(task_id) and keep(task_id)  # noqa: E731
+        return LazySpecs(self.tasks, self.make, self.all_ids, both, self.id_of)
 
     def __len__(self) -> int:
-        return len(self.indices)
+        return len(self.ids) if self.selected else len(self.tasks)
 
     @overload
     def __getitem__(self, index: int) -> JobSpec: ...
@@ -142,12 +154,16 @@ class LazySpecs(Sequence[JobSpec]):
     def __getitem__(self, index: slice) -> Sequence[JobSpec]: ...
     def __getitem__(self, index: int | slice) -> JobSpec | Sequence[JobSpec]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        return self.make(self.tasks[self.indices[index]])
+            return list(self)[index]
+        for position, spec in enumerate(self):
+            if position == index:
+                return spec
+        raise IndexError(index)
 
     def __iter__(self) -> Iterator[JobSpec]:
-        for index in self.indices:
-            yield self.make(self.tasks[index])
+        for task in self.tasks:
+            if self.keep(self.id_of(task)):
+                yield self.make(task)
 
 
 def task_ids(specs: Sequence[JobSpec]) -> list[str]:
@@ -161,7 +177,8 @@ def as_lazy(specs: Sequence[JobSpec]) -> LazySpecs:
     if isinstance(specs, LazySpecs):
         return specs
     items = list(specs)
-    return LazySpecs(items, _same, [spec.task.id for spec in items])
+    ids = [spec.task.id for spec in items]
+    return LazySpecs(items, _same, lambda: ids, id_of=lambda spec: str(spec.task.id))
 
 
 def _same(spec: JobSpec) -> JobSpec:

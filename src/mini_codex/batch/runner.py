@@ -54,11 +54,9 @@ def plan(
     (without those of tasks run again)."""
     lazy = as_lazy(specs)
     by_id = {record["id"]: record for record in records}
-    again = {
-        task_id
-        for task_id in lazy.ids
-        if retry_failed and task_id in by_id and by_id[task_id].get("status") != "completed"
-    }
+    failed = {task_id for task_id, record in by_id.items() if record.get("status") != "completed"}
+    # Records of other ids (another tasks file's) are kept; the file is read only when needed.
+    again = set(lazy.ids) & failed if retry_failed and failed else set()
     kept = [record for record in records if record["id"] not in again]
     done = {record["id"] for record in kept}
     return lazy.select(lambda task_id: task_id not in done), kept
@@ -83,7 +81,9 @@ async def run_batch(
     todo, records = plan(specs, existing, retry_failed=retry_failed)
     if len(records) != len(existing):
         await anyio.to_thread.run_sync(store.rewrite_results, records)
-    report = BatchReport(total=len(specs), skipped=len(specs) - len(todo), scheduled=len(todo))
+    # How many are left is counted when the run ends: counting now would read a lazy tasks
+    # file through before its first task starts.
+    report = BatchReport(total=len(specs), skipped=0, scheduled=0)
     written = {record["id"] for record in records}
     lock = anyio.Lock()
 
@@ -105,7 +105,10 @@ async def run_batch(
     finally:
         with anyio.CancelScope(shield=True):
             report.duration_s = time.monotonic() - started
-            report.unfinished = [task_id for task_id in todo.ids if task_id not in written]
+            todo_ids = todo.ids
+            report.scheduled = len(todo_ids)
+            report.skipped = report.total - report.scheduled
+            report.unfinished = [task_id for task_id in todo_ids if task_id not in written]
             report.summary = summarize(
                 records, specs, report, executor.workers, executor.name, started_at
             )

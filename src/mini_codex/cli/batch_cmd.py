@@ -124,8 +124,11 @@ def build_specs(
         overrides=overrides,
         keep_workspaces=keep_workspaces,
     )
-    ids = tasks.ids if isinstance(tasks, TaskFile) else [task.id for task in tasks]
-    return LazySpecs(tasks, make, ids)
+    if isinstance(tasks, TaskFile):
+        file = tasks
+        return LazySpecs(tasks, make, lambda: file.ids)
+    ids = [task.id for task in tasks]
+    return LazySpecs(tasks, make, lambda: ids)
 
 
 def spec_maker(
@@ -334,7 +337,7 @@ def batch_command(
         )
         # The first task is resolved now: a config every task shares (a bad -c) fails at once,
         # before any output; the others are resolved as they start (batch.lazy).
-        specs[0]
+        next(iter(specs))
         chosen = _executor(
             executor, workers, ray_address, ray_num_cpus, ray_memory, ray_max_retries
         )
