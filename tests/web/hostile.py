@@ -33,7 +33,7 @@ def _line(kind: str, payload: dict[str, Any], n: int) -> str:
 
 
 def hostile_lines() -> list[str]:
-    usage = {key: ALL for key in ("input_tokens", "cached_input_tokens", "output_tokens")}
+    usage = dict.fromkeys(("input_tokens", "cached_input_tokens", "output_tokens"), ALL)
     usage["total_tokens"] = PAYLOADS[0]
     records: list[tuple[str, dict[str, Any]]] = [
         (
@@ -52,8 +52,8 @@ def hostile_lines() -> list[str]:
         ("event_msg", {"type": "user_message", "message": "hello " + ALL}),
         ("world_state", {"full": True, "state": {"env": {"cwd": ALL}, ALL: {ALL: ALL}}}),
         ("turn_context", {"turn_id": ALL, "cwd": ALL, "model": ALL, "summary": "auto"}),
-        ("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": ALL}]}),
-        ("response_item", {"type": "function_call", "name": TOOL, "call_id": ALL, "arguments": ALL}),
+        ("response_item", _reasoning()),
+        ("response_item", _call()),
         ("event_msg", {"type": "token_count", "info": {"last_token_usage": usage}}),
         ("response_item", {"type": "function_call_output", "call_id": ALL, "output": ALL}),
         ("world_state", {"full": False, "state": {ALL: {ALL: ALL + "2"}, "env": None}}),
@@ -74,6 +74,14 @@ def hostile_lines() -> list[str]:
         ("event_msg", {"type": "task_complete", "turn_id": ALL, "last_agent_message": ALL}),
     ]
     return [_line(kind, payload, n) for n, (kind, payload) in enumerate(records)]
+
+
+def _reasoning() -> dict[str, Any]:
+    return {"type": "reasoning", "summary": [{"type": "summary_text", "text": ALL}]}
+
+
+def _call() -> dict[str, Any]:
+    return {"type": "function_call", "name": TOOL, "call_id": ALL, "arguments": ALL}
 
 
 def _message(role: str, text: str) -> dict[str, Any]:

@@ -20,7 +20,14 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["COOKIE", "TokenGuard", "cookie_name", "loopback_host_header", "needs_token", "new_token"]
+__all__ = [
+    "COOKIE",
+    "TokenGuard",
+    "cookie_name",
+    "loopback_host_header",
+    "needs_token",
+    "new_token",
+]
 
 COOKIE = "mini_codex_token"
 """The cookie's name prefix: the cookie of the server on port P is ``mini_codex_token_P``."""

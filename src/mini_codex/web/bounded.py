@@ -18,16 +18,21 @@ MAX_TEXT = 64 * 1024
 _CUT_FIELDS = {"text": "offset", "arguments": "offset", "output": "output_offset"}
 
 
-def cut_document(value: Any, limit: int = MAX_TEXT) -> Any:
-    """``value`` with every string longer than ``limit`` cut (a new object; the input is kept)."""
+def cut_document(document: dict[str, Any], limit: int = MAX_TEXT) -> dict[str, Any]:
+    """``document`` with each string longer than ``limit`` cut (a new object; the input kept)."""
+    cut: dict[str, Any] = _cut_value(document, limit)
+    return cut
+
+
+def _cut_value(value: Any, limit: int) -> Any:
     if isinstance(value, str):
         return _cut(value, limit)
     if isinstance(value, list):
-        return [cut_document(item, limit) for item in value]
+        return [_cut_value(item, limit) for item in value]
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            out[key] = cut_document(item, limit)
+            out[key] = _cut_value(item, limit)
             if isinstance(item, str) and len(item) > limit and key in _CUT_FIELDS:
                 offset = value.get(_CUT_FIELDS[key])
                 if isinstance(offset, int) and not isinstance(offset, bool):

@@ -61,9 +61,7 @@ def export_html(path: Path) -> str:
         '<meta charset="utf-8">',
         f'<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="{csp}">',
     )
-    page = page.replace(
-        '<link rel="stylesheet" href="static/app.css">', f"<style>{style}</style>"
-    )
+    page = page.replace('<link rel="stylesheet" href="static/app.css">', f"<style>{style}</style>")
     # The data is not a script (type application/json: never run, so the CSP need not allow
     # it); app.js is the one inline script, allowed by its hash.
     page = page.replace(
@@ -75,7 +73,7 @@ def export_html(path: Path) -> str:
 
 
 def embedded_json(value: Any) -> str:
-    """JSON safe inside an HTML element: ``<``, ``>`` and ``&`` as ``\\u`` escapes (no ``</script>``,
+    """JSON safe inside an HTML element: ``<``, ``>``, ``&`` as ``\\u`` escapes (no ``</script>``,
     no ``<!--``); they only ever occur inside JSON strings, where the escapes mean the same."""
     text = orjson.dumps(value).decode()
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

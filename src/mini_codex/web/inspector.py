@@ -19,11 +19,11 @@ from mini_codex.errors import MiniCodexError
 from mini_codex.protocol import SessionMetaLine
 from mini_codex.rollout.index import SessionIndex, SessionInfo
 from mini_codex.rollout.paths import ROLLOUT_SUFFIXES, parse_rollout_filename
+from mini_codex.rollout.reader import ZSTD_SUFFIX
+from mini_codex.web.bounded import cut_document
 from mini_codex.web.diff import diff_states
 from mini_codex.web.request import build_request
 from mini_codex.web.session_view import build_view
-from mini_codex.rollout.reader import ZSTD_SUFFIX
-from mini_codex.web.bounded import cut_document
 from mini_codex.web.source import (
     WHOLE_FILE_BYTES,
     Window,

@@ -273,7 +273,8 @@ def _compaction_before(path: Path, end: int) -> int:
             if position > 0 and first_newline < 0:
                 carry = data[:_HEAD]  # the whole block is inside one line
                 continue
-            found = _last_compacted_line(data[first_newline + 1 :], position + first_newline + 1, end)
+            base = position + first_newline + 1
+            found = _last_compacted_line(data[first_newline + 1 :], base, end)
             if found is not None:
                 return found
             carry = data[: first_newline + 1][:_HEAD]
