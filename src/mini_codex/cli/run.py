@@ -246,7 +246,12 @@ def session_cwd(cd: Path | None, resume_path: Path | None) -> Path:
     Resuming a session recorded in the home directory (or ``/``) without ``--cd`` is refused:
     it would silently make that the sandbox's writable root."""
     if cd is None and resume_path is not None:
+        from mini_codex.rollout.resume import missing_cwd_refusal
+
         cd = recorded_cwd(resume_path)
+        refusal = missing_cwd_refusal(str(cd) if cd else None, cd is not None and cd.is_dir())
+        if refusal is not None:
+            raise MiniCodexError(refusal)
         if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
             raise MiniCodexError(
                 f"the session was recorded in {cd}; resuming there would make it the "
@@ -473,7 +478,8 @@ def _open_trace(path: Path | None) -> TextIO | None:
 
 
 def recorded_cwd(path: Path) -> Path | None:
-    """The cwd a session was recorded in, if it still exists (resume runs there by default)."""
+    """The cwd a session was recorded in (resume runs there by default, and refuses to when it
+    is gone: ``rollout.resume.missing_cwd_refusal``)."""
     from mini_codex.rollout.resume import read_session_meta
 
     try:
@@ -482,8 +488,7 @@ def recorded_cwd(path: Path) -> Path | None:
         return None
     if meta is None or not meta.cwd:
         return None
-    recorded = Path(meta.cwd)
-    return recorded if recorded.is_dir() else None
+    return Path(meta.cwd)
 
 
 def exec_command(
