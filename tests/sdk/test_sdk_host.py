@@ -59,7 +59,7 @@ def test_resuming_a_thread_recorded_in_home_or_root_is_refused(tmp_path: Path, w
     assert isinstance(refused.value.__cause__, ResumeRefusedError)
     assert str(refused.value) == (
         f"the session was recorded in {cwd}; resuming there would make it the sandbox's "
-        f"writable root. Pass --cd DIR (--cd {cwd} to confirm)."
+        f"writable root. Pass working_directory= DIR (working_directory= {cwd} to confirm)."
     )
     # Naming the directory confirms it, as --cd does.
     confirmed = codex.resume_thread(str(path), working_directory=tmp_path)

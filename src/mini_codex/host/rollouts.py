@@ -6,7 +6,8 @@
   (the Codex file is never written);
 - :func:`read_recorded` and :func:`resume_cwd`: where a resumed session runs — the cwd given,
   else the one it was recorded in (refused for the home directory and ``/``: that would silently
-  make it the sandbox's writable root), else the process's.
+  make it the sandbox's writable root; refused when it is not a directory any more), else (none
+  recorded) the process's.
 
 Index notices ("rebuilt a corrupt index") go to ``notify``.
 """
@@ -60,19 +61,32 @@ def read_recorded(path: Path, *, strict: bool = True) -> RecordedSession:
 
 
 def resume_cwd(
-    given: Path | None, recorded: Path | None, *, process_cwd: Path, user_home: Path
+    given: Path | None,
+    recorded: Path | None,
+    *,
+    process_cwd: Path,
+    user_home: Path,
+    option: str = "--cd",
 ) -> Path:
-    """The directory a resumed session runs in (see the module docstring); not checked to exist."""
+    """The directory a resumed session runs in (see the module docstring); ``option`` names how
+    the caller chooses one (``--cd``, the SDK's ``working_directory=``). A recorded cwd that is
+    gone is refused: resuming in the process's directory instead would run the session somewhere
+    it was never recorded."""
     if given is not None:
         return given
-    if recorded is not None and recorded.is_dir():
-        if recorded.resolve() in (user_home.resolve(), Path("/")):
-            raise ResumeRefusedError(
-                f"the session was recorded in {recorded}; resuming there would make it the "
-                f"sandbox's writable root. Pass --cd DIR (--cd {recorded} to confirm)."
-            )
-        return recorded
-    return process_cwd
+    if recorded is None:
+        return process_cwd
+    from mini_codex.rollout.resume import missing_cwd_refusal
+
+    refusal = missing_cwd_refusal(str(recorded), recorded.is_dir(), option)
+    if refusal is not None:
+        raise ResumeRefusedError(refusal)
+    if recorded.resolve() in (user_home.resolve(), Path("/")):
+        raise ResumeRefusedError(
+            f"the session was recorded in {recorded}; resuming there would make it the "
+            f"sandbox's writable root. Pass {option} DIR ({option} {recorded} to confirm)."
+        )
+    return recorded
 
 
 def _print_notices(notices: Sequence[str], notify: Notify | None) -> None:

@@ -27,7 +27,7 @@ from mini_codex.host import (
 )
 from mini_codex.models.base import ModelClient
 from mini_codex.protocol.session_events import SessionEvent
-from mini_codex.sdk.errors import codex_error
+from mini_codex.sdk.errors import CodexInputError, codex_error
 from mini_codex.sdk.thread import Thread, ThreadOptions
 
 if TYPE_CHECKING:
@@ -147,12 +147,14 @@ class Codex:
         approval_policy: str | None = None,
         skip_git_repo_check: bool = False,
     ) -> Thread:
-        """A new thread; it starts (and gets its ``id``) with its first ``run``."""
+        """A new thread; it starts (and gets its ``id``) with its first ``run``.
+
+        A ``working_directory`` that is missing or not a directory is refused here (CodexError)."""
         del skip_git_repo_check  # accepted for Codex compatibility: no repository check here
         return Thread(
             self._open,
             ThreadOptions(
-                working_directory=Path(working_directory or Path.cwd()).resolve(),
+                working_directory=_directory(working_directory or Path.cwd()),
                 model=model,
                 sandbox_mode=sandbox_mode,
                 approval_policy=approval_policy,
@@ -172,15 +174,24 @@ class Codex:
 
         A Codex CLI rollout is copied into ``home`` first (the Codex file is never written).
         Without ``working_directory`` it runs where it was recorded; a thread recorded in the
-        home directory or ``/`` is refused (``CodexResumeRefusedError``), as ``resume`` does."""
+        home directory or ``/``, or in a directory that is gone, is refused
+        (``CodexResumeRefusedError``), as ``resume`` does. A Codex CLI file is copied only once
+        it is known to be a rollout that can be resumed."""
         try:
             found = find_rollout(thread_id, [self.home, self.codex_home], what="thread")
-            path = import_codex_rollout(found, self.home)
-            recorded = read_recorded(path)
-            given = Path(working_directory) if working_directory is not None else None
-            cwd = resume_cwd(
-                given, recorded.cwd, process_cwd=self.host.cwd, user_home=self.host.user_home
+            recorded = read_recorded(found)
+            given = _directory(working_directory) if working_directory is not None else None
+            cwd = _directory(
+                resume_cwd(
+                    given,
+                    recorded.cwd,
+                    process_cwd=self.host.cwd,
+                    user_home=self.host.user_home,
+                    option="working_directory=",
+                )
             )
+            # Copied only once it is known to be a rollout this SDK can resume where it was.
+            path = import_codex_rollout(found, self.home)
         except MiniCodexError as exc:
             raise codex_error(exc) from exc
         options = ThreadOptions(
@@ -190,3 +201,12 @@ class Codex:
             approval_policy=approval_policy,
         )
         return Thread(self._open, options, rollout=path, thread_id=recorded.thread_id)
+
+
+def _directory(path: str | Path) -> Path:
+    """``path`` resolved; ``CodexInputError`` when it is missing or not a directory."""
+    resolved = Path(path).expanduser().resolve()
+    if not resolved.is_dir():
+        what = "does not exist" if not resolved.exists() else "is not a directory"
+        raise CodexInputError(f"working directory {resolved} {what}")
+    return resolved
