@@ -269,10 +269,11 @@ def test_bad_input_is_refused_with_the_same_class_everywhere(world: World, case:
         from mini_codex.cli.batch_cmd import build_specs
 
         task = Task(id="t", prompt="x", workspace=Workspace(kind="dir", source=str(world.work)))
-        with pytest.raises(expected) as batch:
-            build_specs(
-                [task], dest="out", storage_options={}, model=None, sandbox=sandbox, overrides=[]
-            )
+        specs = build_specs(
+            [task], dest="out", storage_options={}, model=None, sandbox=sandbox, overrides=[]
+        )
+        with pytest.raises(expected) as batch:  # a task's spec is resolved when it is taken
+            list(specs)
         assert str(batch.value) == messages.pop()
 
 

@@ -107,9 +107,12 @@ async def test_every_failure_is_a_typed_codex_error_of_its_cause_class(tmp_path:
         output_schema: dict[str, Any] | None = None,
         **settings: Any,
     ) -> CodexError:
-        thread = codex.start_thread(working_directory=cwd, **settings)
-        with pytest.raises(CodexError) as info:
+        async def start_and_run() -> None:  # a missing cwd: refused by start_thread already
+            thread = codex.start_thread(working_directory=cwd, **settings)
             await thread.run(input, output_schema=output_schema)
+
+        with pytest.raises(CodexError) as info:
+            await start_and_run()
         return info.value
 
     cases: list[tuple[CodexError, type[CodexError], type[MiniCodexError]]] = [
