@@ -59,7 +59,9 @@ SDK's errors derive from both ``CodexError`` and the class they stand for.
     ├── EmptyInputError            blank steering input
     ├── StoreError                 a batch result store that cannot be read/written (batch.store)
     ├── WorkspaceError             a batch task workspace that cannot be made (batch.workspace)
+    │   └── PreparationInterrupted     the batch was aborted while it was being made
     ├── NotFound                   the inspector: no such session (web.inspector)
+    ├── BadRequest                 the inspector: a request it refuses (web.inspector)
     ├── HomeNotFound               ``ui --home``: no such home (cli.remote)
     └── CodexError                 the SDK's root (sdk.errors)
         └── TurnFailedError            a failed turn (sdk.errors)
