@@ -102,10 +102,18 @@ async def test_a_scripted_turn_calls_an_mcp_tool_and_the_result_is_in_the_rollou
     async with mcp_session(tmp_path, script, {"toy": inprocess_config()}, factory) as run:
         assert await run.session.run_turn("add 2 and 3") == "5"
         tools = run.model.prompts[0].tools
-        assert [t for t in tools if t["name"] == "mcp__toy__add"] == [
+        # One namespace entry per server, as Codex 0.169 sends it; the flat call still works.
+        [entry] = [t for t in tools if t["type"] == "namespace"]
+        assert {k: v for k, v in entry.items() if k != "tools"} == {
+            "type": "namespace",
+            "name": "mcp__toy",
+            "description": "The toy server.",  # its instructions, as Codex describes it
+        }
+        assert [t["name"] for t in entry["tools"]] == ["add", "echo"]
+        assert [t for t in entry["tools"] if t["name"] == "add"] == [
             {
                 "type": "function",
-                "name": "mcp__toy__add",
+                "name": "add",
                 "description": "Add two integers.",
                 "strict": False,
                 "parameters": {

@@ -1,6 +1,7 @@
 """A server's tool catalog and what the model is shown of it (spec/codex-runtime.md §5.7). Pure.
 
-* ``ServerCatalog``: the raw tools a server listed, plus its title and instructions; JSON-encodable
+* ``ServerCatalog``: the raw tools a server listed, plus its title and instructions, whether it
+  declares resources and the prompts it lists; JSON-encodable
   so it can be cached on disk (``cache.py``) and advertised while the server is still starting.
 * ``filter_tools``: the per-server ``enabled_tools`` allow-list, then the ``disabled_tools``
   deny-list (applied before naming).
@@ -43,14 +44,22 @@ class ServerCatalog:
     title: str | None = None
     """The server's self-reported title (or name), if any."""
     instructions: str | None = None
+    resources: bool = False
+    """The server declares the ``resources`` capability (the resource tools are offered)."""
+    prompts: tuple[mcp_types.Prompt, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "title": self.title,
             "instructions": self.instructions,
+            "resources": self.resources,
             "tools": [
                 tool.model_dump(mode="json", by_alias=True, exclude_none=True)
                 for tool in self.tools
+            ],
+            "prompts": [
+                prompt.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for prompt in self.prompts
             ],
         }
 
@@ -66,9 +75,18 @@ class ServerCatalog:
 
         try:
             tools = tuple(mcp_types.Tool.model_validate(tool) for tool in data["tools"])
+            prompts = tuple(
+                mcp_types.Prompt.model_validate(prompt) for prompt in data.get("prompts") or ()
+            )
         except ValidationError as exc:
             raise ValueError(f"bad tool in catalog: {exc.error_count()} error(s)") from exc
-        return cls(tools=tools, title=title, instructions=instructions)
+        return cls(
+            tools=tools,
+            title=title,
+            instructions=instructions,
+            resources=data.get("resources") is True,
+            prompts=prompts,
+        )
 
 
 def filter_tools(

@@ -25,9 +25,9 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Literal, Protocol, TextIO, cast
+from typing import Any, Literal, Protocol, TextIO, TypeVar, cast
 
 import anyio
 import httpx2
@@ -60,6 +60,7 @@ __all__ = [
 ]
 
 ConnectionStatus = Literal["starting", "ready", "failed", "closed"]
+_R = TypeVar("_R")
 
 _MAX_LIST_PAGES = 100
 _STDERR_TAIL_BYTES = 2000
@@ -118,6 +119,10 @@ class StdioHttpClientFactory:
                     f"{config.bearer_token_env_var} (bearer_token_env_var) is not set",
                 )
             headers["Authorization"] = f"Bearer {token}"
+        for header, variable in config.env_http_headers.items():
+            value = self.environ.get(variable)
+            if value:
+                headers[header] = value
 
         async def log_error_status(response: httpx2.Response) -> None:
             if response.status_code >= 400 and errlog is not None:
@@ -138,7 +143,9 @@ class StdioHttpClientFactory:
 
 
 async def list_catalog(client: Client) -> ServerCatalog:
-    """Every page of ``tools/list``, plus the server's title and instructions."""
+    """Every page of ``tools/list`` (and ``prompts/list`` when the server has prompts), the
+    server's title and instructions, and whether it declares resources."""
+    capabilities = client.server_capabilities
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     for _ in range(_MAX_LIST_PAGES):
@@ -147,9 +154,24 @@ async def list_catalog(client: Client) -> ServerCatalog:
         cursor = page.next_cursor
         if cursor is None:
             break
+    prompts: list[mcp_types.Prompt] = []
+    if capabilities is not None and capabilities.prompts is not None:
+        cursor = None
+        for _ in range(_MAX_LIST_PAGES):
+            prompt_page = await client.list_prompts(cursor=cursor)
+            prompts.extend(prompt_page.prompts)
+            cursor = prompt_page.next_cursor
+            if cursor is None:
+                break
     info = client.server_info
     title = (info.title or info.name) if info is not None else None
-    return ServerCatalog(tools=tuple(tools), title=title, instructions=client.instructions)
+    return ServerCatalog(
+        tools=tuple(tools),
+        title=title,
+        instructions=client.instructions,
+        resources=capabilities is not None and capabilities.resources is not None,
+        prompts=tuple(prompts),
+    )
 
 
 def _open_errlog() -> TextIO:
@@ -201,6 +223,7 @@ class McpConnection:
         self._settled = anyio.Event()
         self._done = anyio.Event()
         self._close_requested = False
+        self._limit = anyio.Semaphore(config.max_concurrent_calls)
 
     def __repr__(self) -> str:
         return f"<McpConnection {self.server} {self.status}>"
@@ -309,14 +332,52 @@ class McpConnection:
         self, tool: str, arguments: dict[str, Any] | None, timeout_s: float
     ) -> mcp_types.CallToolResult:
         """Call ``tool`` with a per-call timeout; raises ``McpError`` subclasses."""
+        return await self._request(
+            f"tool {tool!r}",
+            timeout_s,
+            lambda client: client.call_tool(tool, arguments, read_timeout_seconds=timeout_s),
+        )
+
+    async def list_resources(
+        self, cursor: str | None, timeout_s: float
+    ) -> mcp_types.ListResourcesResult:
+        return await self._request(
+            "resources/list", timeout_s, lambda client: client.list_resources(cursor=cursor)
+        )
+
+    async def list_resource_templates(
+        self, cursor: str | None, timeout_s: float
+    ) -> mcp_types.ListResourceTemplatesResult:
+        return await self._request(
+            "resources/templates/list",
+            timeout_s,
+            lambda client: client.list_resource_templates(cursor=cursor),
+        )
+
+    async def read_resource(self, uri: str, timeout_s: float) -> mcp_types.ReadResourceResult:
+        return await self._request(
+            f"resource {uri!r}", timeout_s, lambda client: client.read_resource(uri)
+        )
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None, timeout_s: float
+    ) -> mcp_types.GetPromptResult:
+        return await self._request(
+            f"prompt {name!r}", timeout_s, lambda client: client.get_prompt(name, arguments)
+        )
+
+    async def _request(
+        self, what: str, timeout_s: float, send: Callable[[Client], Awaitable[_R]]
+    ) -> _R:
+        """One request with a timeout, at most ``max_concurrent_calls`` at once per server."""
         client = self._client
         if self.status != "ready" or client is None:
             raise McpUnavailableError(self.server, self.unavailable_reason())
-        what = f"tool {tool!r}"
         try:
-            with map_mcp_errors(self.server, "call", what):
-                with anyio.fail_after(timeout_s + 1.0):
-                    return await client.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+            async with self._limit:
+                with map_mcp_errors(self.server, "call", what):
+                    with anyio.fail_after(timeout_s + 1.0):
+                        return await send(client)
         except McpUnavailableError as exc:
             self._lose(str(exc))
             raise
