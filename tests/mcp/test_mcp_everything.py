@@ -46,7 +46,10 @@ EVERYTHING_TOOLS = sorted(
         "simulate-research-query",
         "toggle-simulated-logging",
         "toggle-subscriber-updates",
+        # listed to clients that declare elicitation (mini-codex does, as Codex does)
+        "trigger-elicitation-request",
         "trigger-long-running-operation",
+        "trigger-url-elicitation",
     )
 )
 

@@ -7,8 +7,12 @@
   deny-list (applied before naming).
 * ``is_model_visible``: a tool whose ``_meta.ui.visibility`` exists and lacks ``"model"`` is
   callable but not advertised.
-* ``model_parameters``: the input schema the model sees; parameters listed in
-  ``_meta["openai/fileParams"]`` are masked to a plain absolute-path string (or array of them).
+* ``model_parameters``: the input schema the model sees, reduced to the JSON-schema subset Codex
+  0.169 sends (``type``, ``description``, ``enum``, ``const``, ``items``, ``properties`` in name
+  order, ``required``, ``additionalProperties``, ``anyOf``; ``$schema``, ``default``, ``title``,
+  ``format``, bounds and the rest are left out, as in ``tests/fixtures/codex_mcp``); parameters
+  listed in ``_meta["openai/fileParams"]`` are masked to a plain absolute-path string (or array
+  of them).
 * ``namespace_description``: the one line the ``tools`` world-state section shows per server.
 """
 
@@ -110,10 +114,40 @@ def is_model_visible(tool: mcp_types.Tool) -> bool:
     return isinstance(visibility, list) and "model" in visibility
 
 
+_KEPT_KEYS = ("type", "description", "enum", "const")
+_SCHEMA_LIST_KEYS = ("anyOf",)
+
+
+def codex_schema(schema: Any) -> Any:
+    """``schema`` reduced to the subset Codex sends (see the module docstring)."""
+    if not isinstance(schema, dict):
+        return schema
+    reduced: dict[str, Any] = {key: schema[key] for key in _KEPT_KEYS if key in schema}
+    if "items" in schema:
+        reduced["items"] = codex_schema(schema["items"])
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        reduced["properties"] = {
+            name: codex_schema(properties[name]) for name in sorted(properties)
+        }
+    if "required" in schema:
+        reduced["required"] = schema["required"]
+    additional = schema.get("additionalProperties")
+    if additional is not None:
+        reduced["additionalProperties"] = codex_schema(additional)
+    for key in _SCHEMA_LIST_KEYS:
+        if isinstance(schema.get(key), list):
+            reduced[key] = [codex_schema(part) for part in schema[key]]
+    return reduced
+
+
 def model_parameters(tool: mcp_types.Tool) -> dict[str, Any]:
     schema = tool.input_schema
     if not isinstance(schema, dict) or schema.get("type") != "object":
         schema = {"type": "object", "properties": {}}
+    schema = codex_schema(schema)
+    if "properties" not in schema:
+        schema = {**schema, "properties": {}}
     file_params = (tool.meta or {}).get("openai/fileParams")
     if not isinstance(file_params, list) or not file_params:
         return schema

@@ -39,6 +39,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mini_codex._version import __version__
 from mini_codex.config import McpServerConfig
 from mini_codex.mcp.catalog import ServerCatalog
+from mini_codex.mcp.elicitation import ElicitationHandler, ElicitationRequest, settle_answer
 from mini_codex.mcp.errors import (
     McpCallError,
     McpError,
@@ -83,11 +84,39 @@ class StdioHttpClientFactory:
     """The real transports: a stdio child process, or streamable HTTP with headers/bearer token.
 
     ``environ`` is the process environment (given by ``cli/``), read only for the variables a
-    config names (``env_vars``, ``bearer_token_env_var``).
+    config names (``env_vars``, ``bearer_token_env_var``, ``env_http_headers``). ``elicitation``
+    answers the servers' elicitation requests (None: they are declined, ``elicitation.py``);
+    ``on_warning`` hears why an answer was not sent.
     """
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        environ: Mapping[str, str] | None = None,
+        *,
+        elicitation: ElicitationHandler | None = None,
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
         self.environ: Mapping[str, str] = environ or {}
+        self.elicitation = elicitation
+        self.on_warning = on_warning
+
+    def elicitation_callback(self, server: str) -> Any:
+        """The SDK callback of one server's client (the capability is always declared)."""
+
+        async def answer(context: Any, params: Any) -> mcp_types.ElicitResult:
+            del context
+            is_url = isinstance(params, mcp_types.ElicitRequestURLParams)
+            request = ElicitationRequest(
+                server=server,
+                message=params.message,
+                mode="url" if is_url else "form",
+                requested_schema={} if is_url else dict(params.requested_schema),
+                url=params.url if is_url else None,
+            )
+            settled = await settle_answer(request, self.elicitation, self.on_warning)
+            return mcp_types.ElicitResult(action=settled.action, content=settled.content)
+
+        return answer
 
     def __call__(
         self, server: str, config: McpServerConfig, errlog: TextIO | None
@@ -105,7 +134,12 @@ class StdioHttpClientFactory:
                 command=config.command, args=list(config.args), env=env, cwd=config.cwd
             )
             transport = stdio_client(params, errlog=errlog if errlog is not None else sys.stderr)
-            async with Client(transport, client_info=CLIENT_INFO, cache=None) as client:
+            async with Client(
+                transport,
+                client_info=CLIENT_INFO,
+                cache=None,
+                elicitation_callback=self.elicitation_callback(server),
+            ) as client:
                 yield client
             return
         assert config.url is not None  # McpServerConfig guarantees one transport
@@ -138,7 +172,12 @@ class StdioHttpClientFactory:
             event_hooks={"response": [log_error_status]},
         ) as http:
             transport = streamable_http_client(config.url, http_client=http)
-            async with Client(transport, client_info=CLIENT_INFO, cache=None) as client:
+            async with Client(
+                transport,
+                client_info=CLIENT_INFO,
+                cache=None,
+                elicitation_callback=self.elicitation_callback(server),
+            ) as client:
                 yield client
 
 

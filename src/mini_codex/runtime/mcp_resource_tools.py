@@ -1,4 +1,4 @@
-"""Codex's three resource tools over one step's ``McpBinding`` (names and shapes: ``mcp/resources``).
+"""Codex's three resource tools over one step's ``McpBinding`` (shapes: ``mcp/resources.py``).
 
 Offered only when a server of the step declares the ``resources`` capability. Without a
 ``server`` argument the listings cover every such server (servers queried concurrently, results
@@ -46,13 +46,13 @@ _DESCRIPTIONS = {
 Page = tuple[list["BaseModel"], str | None]
 
 
-async def _resources_page(connection: McpConnection, cursor: str | None, timeout: float) -> Page:
-    result = await connection.list_resources(cursor, timeout)
+async def _resources_page(connection: McpConnection, cursor: str | None, limit_s: float) -> Page:
+    result = await connection.list_resources(cursor, limit_s)
     return list(result.resources), result.next_cursor
 
 
-async def _templates_page(connection: McpConnection, cursor: str | None, timeout: float) -> Page:
-    result = await connection.list_resource_templates(cursor, timeout)
+async def _templates_page(connection: McpConnection, cursor: str | None, limit_s: float) -> Page:
+    result = await connection.list_resource_templates(cursor, limit_s)
     return list(result.resource_templates), result.next_cursor
 
 
@@ -125,9 +125,7 @@ class McpResourceTool:
     ) -> str:
         if server is not None:
             connection = self._connection(server)
-            items, next_cursor = await page(
-                connection, cursor, connection.config.tool_timeout_sec
-            )
+            items, next_cursor = await page(connection, cursor, connection.config.tool_timeout_sec)
             return listing_output(
                 key, ((server, item) for item in items), server=server, next_cursor=next_cursor
             )

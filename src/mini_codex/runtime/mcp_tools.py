@@ -7,9 +7,9 @@ on the Responses wire it is advertised inside its server's ``namespace`` entry u
 tool name (``wire_name``), described by the server's instructions. Its namespace and the server's
 one-line description group it in the ``tools`` world-state section. MCP calls are
 parallel-capable: the calls of one response run concurrently, at most ``max_concurrent_calls``
-per server (``mcp/client.py``). The resource tools come from ``mcp_resource_tools.py``. A call decodes the function
-``arguments`` (a JSON object) and goes through the binding the step captured, never through the
-runtime's latest state.
+per server (``mcp/client.py``). The resource tools come from ``mcp_resource_tools.py``. A call
+decodes the function ``arguments`` (a JSON object) and goes through the binding the step
+captured, never through the runtime's latest state.
 """
 
 from __future__ import annotations
