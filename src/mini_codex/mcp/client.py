@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 from typing import Any, Literal, Protocol, TextIO, TypeVar, cast
 
 import anyio
@@ -51,6 +52,8 @@ from mini_codex.mcp.errors import (
     is_timeout,
     map_mcp_errors,
 )
+from mini_codex.mcp.oauth import McpAuthError, login_hint, session_auth
+from mini_codex.mcp.oauth_store import OAuthStore
 
 __all__ = [
     "ClientFactory",
@@ -86,17 +89,22 @@ class StdioHttpClientFactory:
     ``environ`` is the process environment (given by ``cli/``), read only for the variables a
     config names (``env_vars``, ``bearer_token_env_var``, ``env_http_headers``). ``elicitation``
     answers the servers' elicitation requests (None: they are declined, ``elicitation.py``);
-    ``on_warning`` hears why an answer was not sent.
+    ``on_warning`` hears why an answer was not sent. An HTTP server without
+    ``bearer_token_env_var`` uses the OAuth login stored under ``home`` (``oauth.py``); a 401
+    during startup fails the connection with ``McpAuthError`` (one line: "needs login").
     """
 
     def __init__(
         self,
         environ: Mapping[str, str] | None = None,
         *,
+        home: Path | None = None,
         elicitation: ElicitationHandler | None = None,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self.environ: Mapping[str, str] = environ or {}
+        self.home = home
+        """``$MINI_CODEX_HOME``: where ``mcp login`` stored OAuth tokens (None: no OAuth)."""
         self.elicitation = elicitation
         self.on_warning = on_warning
 
@@ -158,7 +166,17 @@ class StdioHttpClientFactory:
             if value:
                 headers[header] = value
 
+        auth: httpx2.Auth | None = None
+        if config.bearer_token_env_var is None and self.home is not None:
+            store = OAuthStore(self.home, server, config.url)
+            if store.logged_in:
+                auth = session_auth(store)
+        unauthorized = False
+
         async def log_error_status(response: httpx2.Response) -> None:
+            nonlocal unauthorized
+            if response.status_code == 401:
+                unauthorized = True
             if response.status_code >= 400 and errlog is not None:
                 errlog.write(
                     f"HTTP {response.status_code} {response.reason_phrase} "
@@ -166,19 +184,28 @@ class StdioHttpClientFactory:
                 )
                 errlog.flush()
 
-        async with httpx2.AsyncClient(
-            headers=headers,
-            timeout=_HTTP_TIMEOUT,
-            event_hooks={"response": [log_error_status]},
-        ) as http:
-            transport = streamable_http_client(config.url, http_client=http)
-            async with Client(
-                transport,
-                client_info=CLIENT_INFO,
-                cache=None,
-                elicitation_callback=self.elicitation_callback(server),
-            ) as client:
-                yield client
+        connected = False
+        try:
+            async with httpx2.AsyncClient(
+                headers=headers,
+                timeout=_HTTP_TIMEOUT,
+                event_hooks={"response": [log_error_status]},
+                auth=auth,
+            ) as http:
+                transport = streamable_http_client(config.url, http_client=http)
+                async with Client(
+                    transport,
+                    client_info=CLIENT_INFO,
+                    cache=None,
+                    elicitation_callback=self.elicitation_callback(server),
+                ) as client:
+                    connected = True
+                    yield client
+        except (Exception, BaseExceptionGroup) as exc:
+            if connected or not unauthorized or not is_error(exc):
+                raise
+            hint = login_hint(server, had_login=auth is not None)
+            raise McpAuthError(server, hint) from exc
 
 
 async def list_catalog(client: Client) -> ServerCatalog:
@@ -254,6 +281,8 @@ class McpConnection:
         """Why the connection failed (startup error or crash), for the model and the user."""
         self.crashed = False
         """True when a ready connection was lost (the runtime restarts it at the next refresh)."""
+        self.needs_login = False
+        """The server refused the connection for want of a (valid) OAuth login."""
         self.catalog: ServerCatalog | None = None
         self.started_at = time.monotonic()
         self.ready_at: float | None = None
@@ -324,6 +353,9 @@ class McpConnection:
                 self.ready_at = time.monotonic()
                 self._settle("ready")
                 await anyio.sleep_forever()
+        except McpAuthError as exc:
+            self.needs_login = True
+            self._settle("failed", str(exc))
         except McpError as exc:
             self._settle("failed", self._with_stderr(str(exc), errlog))
         except (Exception, BaseExceptionGroup) as exc:

@@ -301,6 +301,7 @@ class Session:
             factory=self.options.mcp_factory
             or StdioHttpClientFactory(
                 self.options.environ,
+                home=self.options.home,
                 elicitation=self.options.elicitation_callback,
                 on_warning=lambda message: self._emit(WarningEvent(message=message)),
             ),
