@@ -16,6 +16,7 @@ import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
+from mini_codex.cli.elicitation_prompt import terminal_elicitation
 from mini_codex.cli.entry import SignalExit, settle_heap
 from mini_codex.cli.env import (
     api_key_for,
@@ -325,6 +326,7 @@ def run_session(
         resume_path=resume_path,
         approval_policy=approval_policy,
         approval_callback=terminal_callback(interactive=stdin_is_terminal()),
+        elicitation_callback=terminal_elicitation(interactive=stdin_is_terminal()),
         on_event=output.event,
         on_request=output.request,
         persist=not extras.ephemeral,
