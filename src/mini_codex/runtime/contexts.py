@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mini_codex.mcp.binding import McpBinding
     from mini_codex.runtime.tool_router import ToolRouter
     from mini_codex.sandbox.bwrap import SandboxAvailability
+    from mini_codex.skills.service import StepSkills
     from mini_codex.tools.approvals import Approvals
     from mini_codex.world_state.sections.environments import Environment
     from mini_codex.world_state.workspace_files import WorkspaceFiles
@@ -98,3 +99,5 @@ class StepContext:
     """Commands approved for the session when the step was captured (``permissions``)."""
     notes: tuple[str, ...] = ()
     """What the capture skipped or could not finish, told to the model (``capture_notes``)."""
+    skills: StepSkills | None = None
+    """The turn's skills (catalog, ``host_skills`` section); None when skills are off."""
