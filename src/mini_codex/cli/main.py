@@ -232,6 +232,7 @@ def _register(argv: Sequence[str]) -> None:
             "batch", help="Run many tasks (TASKS.jsonl), locally or on a Ray cluster; resumable."
         )(batch_command)
     if only in (None, "mcp"):
+        from mini_codex.cli import mcp_login_cmd  # noqa: F401  (adds mcp login/logout/status)
         from mini_codex.cli.mcp_cmd import mcp_app
 
         app.add_typer(mcp_app, name="mcp")

@@ -24,6 +24,7 @@ from mini_codex.cli.codex_flags import (
     run_notices,
     with_added_dirs,
 )
+from mini_codex.cli.elicitation_prompt import terminal_elicitation
 from mini_codex.cli.entry import SignalExit, settle_heap
 from mini_codex.cli.env import (
     api_key_for,
@@ -382,6 +383,7 @@ def run_session(
         resume_path=resume_path,
         approval_policy=approval_policy,
         approval_callback=terminal_callback(interactive=stdin_is_terminal()),
+        elicitation_callback=terminal_elicitation(interactive=stdin_is_terminal()),
         on_event=output.event,
         on_request=output.request,
         persist=not extras.ephemeral,

@@ -68,6 +68,7 @@ from mini_codex.world_state import WorldStateExtension, WorldStateSnapshot
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
     from mini_codex.mcp.client import ClientFactory
+    from mini_codex.mcp.elicitation import ElicitationHandler
     from mini_codex.mcp.runtime import McpRuntime
 
 
@@ -171,6 +172,8 @@ class SessionOptions:
     """A JSON Schema every turn's final message must match (``exec --output-schema``)."""
     approval_callback: ApprovalCallback | None = None
     """Answers approval requests (the terminal, a UI, a test); None denies every request."""
+    elicitation_callback: ElicitationHandler | None = None
+    """Answers MCP servers' elicitation requests; None declines them (``mcp/elicitation.py``)."""
     rules: RuleSet | None = None
     """Command rules; None loads ``$home/rules/*.rules`` and ``<cwd>/.mini-codex/rules/*.rules``."""
     user_home: Path | None = None
@@ -315,7 +318,13 @@ class Session:
 
         runtime = McpRuntime(
             servers,
-            factory=self.options.mcp_factory or StdioHttpClientFactory(self.options.environ),
+            factory=self.options.mcp_factory
+            or StdioHttpClientFactory(
+                self.options.environ,
+                home=self.options.home,
+                elicitation=self.options.elicitation_callback,
+                on_warning=lambda message: self._emit(WarningEvent(message=message)),
+            ),
             cache=CatalogCache(self.options.home / CACHE_DIR_NAME),
             grace_s=self.config.mcp_optional_startup_grace_ms / 1000,
         )
