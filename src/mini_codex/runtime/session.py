@@ -34,6 +34,7 @@ from mini_codex.config import Config
 from mini_codex.context import ContextManager
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig
 from mini_codex.discovery.workspace import WorkspaceScanner
+from mini_codex.environments.config import EnvironmentsConfig
 from mini_codex.errors import MiniCodexError
 from mini_codex.mcp.errors import McpError
 from mini_codex.models.base import ModelClient, Prompt
@@ -167,6 +168,9 @@ class SessionOptions:
     """A JSON Schema every turn's final message must match (``exec --output-schema``)."""
     approval_callback: ApprovalCallback | None = None
     """Answers approval requests (the terminal, a UI, a test); None denies every request."""
+    environments: EnvironmentsConfig | None = None
+    """Execution environments (issue 26: ``environments.toml`` / ``MINI_CODEX_EXEC_SERVER_URL``,
+    read by ``cli/``); None or local-only: the classic single local environment."""
     rules: RuleSet | None = None
     """Command rules; None loads ``$home/rules/*.rules`` and ``<cwd>/.mini-codex/rules/*.rules``."""
 
@@ -258,6 +262,7 @@ class Session:
         self._active_turn_id = ""
         self._turn_done: anyio.Event | None = None
         self._closing = False
+        self._environments_scope: anyio.CancelScope | None = None
 
     def _provider_stream_retries(self) -> int:
         provider = self.config.model_providers.get(self.config.model_provider)
@@ -308,8 +313,33 @@ class Session:
                 await runtime.aclose()
             raise
 
+    async def _start_environments(self) -> None:
+        """Environments hook (issue 26): connect the configured executors in the background."""
+        config = self.options.environments
+        if config is None or config.is_local_only:
+            return
+        from mini_codex.environments.manager import ThreadEnvironments
+
+        manager = ThreadEnvironments(
+            config,
+            cwd=str(self.cwd),
+            local_shell=os.path.basename(self.options.shell) or None,
+            spawn_env=self.options.environ,
+        )
+        scope = anyio.CancelScope()
+        self._environments_scope = scope
+
+        async def run() -> None:
+            with scope:
+                async with manager:
+                    await anyio.sleep_forever()
+
+        self._tg.start_soon(run)
+        self.services.environments = manager
+
     async def _start(self) -> None:
         options = self.options
+        await self._start_environments()
         await self._start_mcp()
         recorder_options = RecorderOptions(
             fsync_at_turn_end=self.config.rollout.fsync_at_turn_end,
@@ -420,6 +450,8 @@ class Session:
             await self.recorder.aclose()
         if self.mcp is not None:
             await self.mcp.aclose()
+        if self._environments_scope is not None:
+            self._environments_scope.cancel()
         for stream in self._subscribers:
             stream.close()
 
@@ -469,11 +501,17 @@ class Session:
             cwd=self.cwd,
             current_date=now.strftime("%Y-%m-%d"),
             timezone=self.options.timezone,
-            environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
+            environments=self._environment_selections(),
             reasoning_effort=self.config.model_reasoning_effort,
             reasoning_summary=self.config.model_reasoning_summary,
             output_schema=output_schema or self.options.output_schema,
         )
+
+    def _environment_selections(self) -> tuple[EnvironmentSelection, ...]:
+        manager = self.services.environments  # environments hook (issue 26)
+        if manager is None:
+            return (EnvironmentSelection(id="local", cwd=self.cwd),)
+        return tuple(EnvironmentSelection(id=i, cwd=self.cwd) for i in manager.selection_ids())
 
     async def run_turn(
         self,
