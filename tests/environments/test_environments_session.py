@@ -342,3 +342,44 @@ async def test_an_executor_killed_mid_command(tmp_path: Path) -> None:
         "      <error>exec-server disconnected: websocket closed: no close frame received or sent"
         "</error>",
     ]
+
+
+async def test_the_real_codex_executor_as_an_environment(tmp_path: Path) -> None:
+    codex = ROOT / "node_modules" / ".bin" / "codex"
+    if not codex.exists():
+        pytest.skip("the real Codex CLI is not installed (npm ci)")
+    port = _free_port()
+    (tmp_path / "codex-home").mkdir()
+    process = subprocess.Popen(  # noqa: ASYNC220
+        [str(codex), "exec-server", "--listen", f"ws://127.0.0.1:{port}"],
+        env={
+            **os.environ,
+            "PROBE_VAR": "codex-executor",
+            "CODEX_HOME": str(tmp_path / "codex-home"),
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    script: list[ScriptStep] = [
+        ScriptedResponse(
+            [
+                function_call(
+                    "exec_command", {"cmd": "echo $PROBE_VAR", "environment_id": "codex"}, "c1"
+                ),
+                function_call("exec_command", {"cmd": "echo $PROBE_VAR"}, "c2"),
+            ]
+        ),
+        ScriptedResponse([assistant("done")]),
+    ]
+    try:
+        spec = ExecutorSpec(id="codex", url=f"ws://127.0.0.1:{port}", connect_timeout_s=30)
+        config = EnvironmentsConfig("local", True, (spec,))
+        async with session(tmp_path, script, config) as (opened, model):
+            with anyio.fail_after(60):  # the executor may still be starting: reconnects
+                await wait_states(opened, {"local": "ready", "codex": "ready"})
+            await opened.run_turn("there and here")
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert outputs(model.prompts[-1].input) == {"c1": "codex-executor\n", "c2": "client-side\n"}

@@ -168,6 +168,7 @@ class ExecServerClient:
             raise ExecutorGone(str(exc)) from exc
         finally:
             self._pending.pop(request_id, None)
+            sender.close()
             receiver.close()
         error = reply.get("error")
         if error is not None:
