@@ -383,3 +383,60 @@ async def test_the_real_codex_executor_as_an_environment(tmp_path: Path) -> None
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
     assert outputs(model.prompts[-1].input) == {"c1": "codex-executor\n", "c2": "client-side\n"}
+
+
+async def test_resume_restores_the_selections(tmp_path: Path) -> None:
+    first_script: list[ScriptStep] = [ScriptedResponse([assistant("first")])]
+    resumed_script: list[ScriptStep] = [
+        ScriptedResponse(
+            [
+                function_call(
+                    "exec_command", {"cmd": "echo $PROBE_VAR", "environment_id": "worker"}, "c1"
+                ),
+                function_call(
+                    "exec_command", {"cmd": "echo $PROBE_VAR", "environment_id": "extra"}, "c2"
+                ),
+            ]
+        ),
+        ScriptedResponse([assistant("done")]),
+    ]
+    async with ws_executor(tmp_path) as (url, _process):
+        worker = ExecutorSpec(id="worker", url=url, connect_timeout_s=30)
+        async with session(
+            tmp_path, first_script, EnvironmentsConfig("local", True, (worker,))
+        ) as (
+            opened,
+            _model,
+        ):
+            await opened.run_turn("hello")
+            path = opened.rollout_path
+        assert path is not None
+        meta = read_rollout(path).lines[0].payload
+        cwd = str((tmp_path / "work").resolve())
+        assert meta.environments == [  # type: ignore[union-attr]
+            {"environment_id": "local", "cwd": cwd},
+            {"environment_id": "worker", "cwd": cwd},
+        ]
+        # Now configured with one more environment: the resumed thread keeps its two.
+        extra = _stdio("extra")
+        config = EnvironmentsConfig("local", True, (worker, extra))
+        model = ScriptedModel(resumed_script)
+        options = SessionOptions(
+            cwd=tmp_path / "work",
+            home=tmp_path / "home",
+            client=model,
+            config=load_config(None, ["tools.unified_exec=true"]),
+            sandbox=SandboxPolicy.danger_full_access(),
+            env=ENV,
+            environ=dict(os.environ),
+            environments=config,
+            resume_path=path,
+        )
+        async with Session.open(options) as resumed:
+            await wait_states(resumed, {"local": "ready", "worker": "ready", "extra": "ready"})
+            await resumed.run_turn("again")
+    assert outputs(model.prompts[-1].input) == {
+        "c1": "ws-executor\n",
+        "c2": "unknown turn environment id `extra`",
+    }
+    assert verify_rollout(list(read_rollout(path).lines)) == []

@@ -263,6 +263,7 @@ class Session:
         self._turn_done: anyio.Event | None = None
         self._closing = False
         self._environments_scope: anyio.CancelScope | None = None
+        self._restored_selections: list[str] | None = None
 
     def _provider_stream_retries(self) -> int:
         provider = self.config.model_providers.get(self.config.model_provider)
@@ -366,6 +367,7 @@ class Session:
                     originator="mini_codex",
                     cli_version=__version__,
                     model_provider=self.config.model_provider,
+                    environments=self._recorded_selections(),
                 )
                 self.recorder = RolloutRecorder(
                     self.rollout_path, session_meta=meta, options=recorder_options
@@ -401,6 +403,10 @@ class Session:
             for prefix in saved if isinstance(saved, list) else []:
                 if isinstance(prefix, list):
                     self.approvals.approve_prefix([str(word) for word in prefix])
+        if meta is not None and meta.environments is not None:  # issue 26: restore selections
+            self._restored_selections = [
+                str(selection.get("environment_id")) for selection in meta.environments
+            ]
         self.state.reference_context = state.reference_context
         settings = state.previous_turn_settings
         self.state.previous_model = settings.model if settings is not None else None
@@ -508,10 +514,28 @@ class Session:
         )
 
     def _environment_selections(self) -> tuple[EnvironmentSelection, ...]:
-        manager = self.services.environments  # environments hook (issue 26)
+        """The turn's selections (issue 26): a resumed session's recorded ones (ids no longer
+        configured are skipped with a warning), else the configured default order."""
+        manager = self.services.environments
+        configured = manager.selection_ids() if manager is not None else ["local"]
+        ids = configured
+        if self._restored_selections is not None:
+            ids = [i for i in self._restored_selections if i in configured]
+            for missing in [i for i in self._restored_selections if i not in configured]:
+                self._emit(
+                    WarningEvent(
+                        message=f"environment `{missing}` of the resumed "
+                        "session is not configured here; it is skipped"
+                    )
+                )
+            self._restored_selections = ids
+        return tuple(EnvironmentSelection(id=i, cwd=self.cwd) for i in ids)
+
+    def _recorded_selections(self) -> list[dict[str, str]] | None:
+        manager = self.services.environments
         if manager is None:
-            return (EnvironmentSelection(id="local", cwd=self.cwd),)
-        return tuple(EnvironmentSelection(id=i, cwd=self.cwd) for i in manager.selection_ids())
+            return None
+        return [{"environment_id": i, "cwd": str(self.cwd)} for i in manager.selection_ids()]
 
     async def run_turn(
         self,
