@@ -6,7 +6,8 @@ the tools that route to it.
 * ``world_environments``: the snapshot as the ``environments`` section sees it — ready entries are
   ``available``, the primary is the first ready one, a failed one carries its error.
 * ``route_tools``: no environment at all removes the shell and file tools (Codex's ``none``); a
-  remote environment wraps ``exec_command``/``shell`` in ``tools.environment_routing``; with two
+  remote environment wraps ``exec_command``/``shell`` in ``tools.environment_routing`` and
+  ``apply_patch`` in ``tools.remote_patch``; with two
   or more environments their schema gains ``environment_id``. One local environment changes
   nothing.
 """
@@ -20,6 +21,7 @@ from mini_codex.environments.manager import EnvironmentSnapshot, ThreadEnvironme
 from mini_codex.runtime.contexts import TurnContext
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.environment_routing import ROUTED_TOOLS, EnvironmentRouted
+from mini_codex.tools.remote_patch import RoutedPatch
 from mini_codex.world_state.sections.environments import Environment, EnvironmentStatus
 
 __all__ = ["route_tools", "step_snapshot", "world_environments"]
@@ -58,9 +60,12 @@ def route_tools(
         return [entry for entry in registered if entry.tool.spec.name not in _ENVIRONMENT_TOOLS]
     if all(entry.is_local for entry in snapshot.entries):
         return list(registered)
-    return [
-        replace(entry, tool=EnvironmentRouted(entry.tool, advertise=snapshot.multiple))
-        if entry.namespace is None and entry.tool.spec.name in ROUTED_TOOLS
-        else entry
-        for entry in registered
-    ]
+    routed: list[RegisteredTool] = []
+    for entry in registered:
+        name = entry.tool.spec.name if entry.namespace is None else None
+        if name in ROUTED_TOOLS:
+            entry = replace(entry, tool=EnvironmentRouted(entry.tool, advertise=snapshot.multiple))
+        elif name == "apply_patch":
+            entry = replace(entry, tool=RoutedPatch(entry.tool, advertise=snapshot.multiple))
+        routed.append(entry)
+    return routed

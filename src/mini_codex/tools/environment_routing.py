@@ -29,6 +29,8 @@ __all__ = [
     "NO_USABLE_ENVIRONMENT",
     "ROUTED_TOOLS",
     "EnvironmentRouted",
+    "resolve_environment",
+    "with_environment_id",
 ]
 
 ENVIRONMENT_ID_PARAMETER: dict[str, Any] = {
@@ -46,7 +48,7 @@ _DEFAULT_EXEC_YIELD_MS = 10_000
 _DEFAULT_SHELL_TIMEOUT_MS = 120_000
 
 
-def _with_environment_id(spec: ToolSpec) -> ToolSpec:
+def with_environment_id(spec: ToolSpec) -> ToolSpec:
     parameters = dict(spec.parameters or {"type": "object", "properties": {}})
     properties = dict(parameters.get("properties", {}))
     properties["environment_id"] = ENVIRONMENT_ID_PARAMETER
@@ -64,7 +66,7 @@ def _with_environment_id(spec: ToolSpec) -> ToolSpec:
 class EnvironmentRouted:
     def __init__(self, tool: Tool, *, advertise: bool) -> None:
         self.tool = tool
-        self._spec = _with_environment_id(tool.spec) if advertise else tool.spec
+        self._spec = with_environment_id(tool.spec) if advertise else tool.spec
 
     @property
     def spec(self) -> ToolSpec:
@@ -79,7 +81,7 @@ class EnvironmentRouted:
         if not isinstance(args, dict):
             return await self.tool.call(payload, ctx)
         env_id = args.pop("environment_id", None)
-        target = _resolve(ctx, name, env_id)
+        target = resolve_environment(ctx, name, env_id)
         if isinstance(target, ToolOutput):
             return target
         if target.is_local:
@@ -87,7 +89,7 @@ class EnvironmentRouted:
         return await _run_remote(name, args, ctx, target)
 
 
-def _resolve(ctx: ToolContext, name: str, env_id: Any) -> EnvironmentView | ToolOutput:
+def resolve_environment(ctx: ToolContext, name: str, env_id: Any) -> EnvironmentView | ToolOutput:
     snapshot = ctx.environments
     if snapshot is None:
         return ToolOutput.failure(f"{name} is unavailable in this session")
