@@ -21,6 +21,8 @@ from mini_codex.tools.remote_patch import RoutedPatch, split_environment_header
 
 pytestmark = pytest.mark.anyio
 
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "exec_server"
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -118,3 +120,63 @@ async def test_a_remote_patch_reads_and_writes_through_the_executor(tmp_path: Pa
         "fs/createDirectory",
         "fs/writeFile",
     ]
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201a5f2a5e40000000049454e44ae426082"
+)
+
+
+async def test_view_image_reads_a_remote_image_and_keeps_codexs_schema(tmp_path: Path) -> None:
+    import base64
+    import json
+
+    from mini_codex.tools.environment_routing import EnvironmentRouted
+    from mini_codex.tools.view_image import ViewImageTool
+
+    (tmp_path / "pic.png").write_bytes(PNG)
+    (tmp_path / "notes.txt").write_text("not an image")
+    config = ListenConfig(own_env=dict(os.environ), cwd=str(tmp_path), shell="/bin/bash")
+    bound: list[int] = []
+    listening = anyio.Event()
+
+    def ready(port: int) -> None:
+        bound.append(port)
+        listening.set()
+
+    tool = EnvironmentRouted(ViewImageTool(), advertise=True)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve_websocket("127.0.0.1", 0, config, ready=ready))
+        await listening.wait()
+        client = ExecServerClient(await open_websocket(f"ws://127.0.0.1:{bound[0]}", timeout_s=10))
+        tg.start_soon(client.run)
+        await client.initialize(timeout_s=10)
+        snapshot = EnvironmentSnapshot(
+            (
+                EnvironmentView("local", "/nonexistent", "ready", "bash"),
+                EnvironmentView("worker", str(tmp_path), "ready", "bash", client=client),
+            )
+        )
+        ctx = ToolContext(
+            cwd=Path("/nonexistent"),
+            sandbox=SandboxPolicy.workspace_write(),
+            call_id="c",
+            turn_id="t",
+            step_id="s",
+            environments=snapshot,
+        )
+        image = await tool.call(json.dumps({"path": "pic.png", "environment_id": "worker"}), ctx)
+        text = await tool.call(json.dumps({"path": "notes.txt", "environment_id": "worker"}), ctx)
+        await client.aclose()
+        tg.cancel_scope.cancel()
+    assert image.content == (
+        {
+            "type": "input_image",
+            "image_url": "data:image/png;base64," + base64.b64encode(PNG).decode(),
+        },
+    )
+    assert text.text == f"view_image: {tmp_path}/notes.txt is not a PNG, JPEG, GIF or WebP image"
+    codex = json.loads((FIXTURE / "codex_multi_env_request.json").read_text())
+    codex_view = next(t for t in codex["tools"] if t.get("name") == "view_image")
+    assert tool.spec.to_responses_tool()["parameters"] == codex_view["parameters"]

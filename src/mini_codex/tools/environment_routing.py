@@ -20,8 +20,10 @@ from typing import Any
 
 from mini_codex.environments.client import ExecutorGone, ExecutorRequestError
 from mini_codex.environments.manager import EnvironmentView
+from mini_codex.protocol.exec_server import b64encode, file_uri
 from mini_codex.sandbox.exec import shell_argv
 from mini_codex.tools.base import Tool, ToolContext, ToolOutput, ToolSpec
+from mini_codex.tools.images import MAX_IMAGE_BYTES, image_mime_type
 from mini_codex.tools.unified_exec.tools import format_unified_output
 
 __all__ = [
@@ -43,7 +45,7 @@ NO_USABLE_ENVIRONMENT = (
     "No usable execution environment is available. Wait for an environment to become available "
     "before using this tool."
 )
-ROUTED_TOOLS = ("exec_command", "shell")
+ROUTED_TOOLS = ("exec_command", "shell", "view_image")
 _DEFAULT_EXEC_YIELD_MS = 10_000
 _DEFAULT_SHELL_TIMEOUT_MS = 120_000
 
@@ -86,6 +88,8 @@ class EnvironmentRouted:
             return target
         if target.is_local:
             return await self.tool.call(json.dumps(args), ctx)
+        if name == "view_image":
+            return await _view_remote(args, target)
         return await _run_remote(name, args, ctx, target)
 
 
@@ -103,6 +107,38 @@ def resolve_environment(ctx: ToolContext, name: str, env_id: Any) -> Environment
     if target is None or target.state != "ready":
         return ToolOutput.failure(NO_USABLE_ENVIRONMENT)
     return target
+
+
+async def _view_remote(args: dict[str, Any], target: EnvironmentView) -> ToolOutput:
+    """``view_image`` on a remote environment: size-checked, read through ``fs/readFile``."""
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        return ToolOutput.failure("Invalid arguments for view_image:\n- path: Field required")
+    full = posixpath.normpath(posixpath.join(target.cwd, path))
+    assert target.client is not None
+    try:
+        meta = await target.client.request("fs/getMetadata", {"path": file_uri(full)})
+        if not meta.get("isFile"):
+            return ToolOutput.failure(f"view_image: {full} on `{target.id}` is not a file")
+        size = meta.get("size")
+        if isinstance(size, int) and size > MAX_IMAGE_BYTES:
+            return ToolOutput.failure(
+                f"view_image: {full} is {size} bytes (the limit is {MAX_IMAGE_BYTES})"
+            )
+        data = await target.client.read_file(full)
+    except ExecutorRequestError as exc:
+        return ToolOutput.failure(f"view_image: {full} on `{target.id}`: {exc.message}")
+    except ExecutorGone as exc:
+        return ToolOutput.failure(f"view_image: the executor of `{target.id}` went away ({exc})")
+    mime = image_mime_type(data[:16])
+    if mime is None:
+        return ToolOutput.failure(f"view_image: {full} is not a PNG, JPEG, GIF or WebP image")
+    url = f"data:{mime};base64,{b64encode(data)}"
+    return ToolOutput(
+        text=f"attached image {full} from `{target.id}`",
+        success=True,
+        content=({"type": "input_image", "image_url": url},),
+    )
 
 
 async def _run_remote(
