@@ -261,7 +261,7 @@ async def test_a_starting_environment_becomes_ready_within_the_turn(tmp_path: Pa
         ),
         ScriptedResponse([assistant("done")]),
     ]
-    config = EnvironmentsConfig("local", True, (_stdio("worker", gate=gate),))
+    config = EnvironmentsConfig("local", True, (_stdio("worker", gate=gate),), startup_grace_s=0)
     async with session(tmp_path, script, config) as (opened, model):
         await wait_states(opened, {"local": "ready", "worker": "starting"})
 

@@ -80,6 +80,9 @@ class EnvironmentsConfig:
     """The default (primary when ready) environment id; None: no environments."""
     include_local: bool
     executors: tuple[ExecutorSpec, ...] = ()
+    startup_grace_s: float = 10.0
+    """How long the session's first step waits for executors still connecting (each attempt is
+    bounded by its own connect/initialize timeouts); later steps never wait."""
 
     @classmethod
     def local_only(cls) -> EnvironmentsConfig:

@@ -75,6 +75,8 @@ class _Entry:
     client: ExecServerClient | None = None
     failed_at: float = 0.0
     retry: anyio.Event = field(default_factory=anyio.Event)
+    attempted: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the first connection attempt ended (ready or failed)."""
 
 
 class ThreadEnvironments:
@@ -95,6 +97,7 @@ class ThreadEnvironments:
         self.retry_after_s = retry_after_s
         self._entries = {spec.id: _Entry(spec) for spec in config.executors}
         self._tg: TaskGroup | None = None
+        self._settled = False
 
     def selection_ids(self) -> list[str]:
         return self.config.ids()
@@ -138,6 +141,7 @@ class ThreadEnvironments:
                         name = shell.get("name") if isinstance(shell, dict) else None
                         entry.shell = name if isinstance(name, str) else None
                         entry.client, entry.state = client, "ready"
+                        entry.attempted.set()
                 if entry.state == "ready":  # the reader ended: the executor went away
                     reason = client.closed_reason or "the connection closed"
                     self._failed(entry, f"exec-server disconnected: {reason}")
@@ -147,6 +151,17 @@ class ThreadEnvironments:
     def _failed(self, entry: _Entry, error: str) -> None:
         entry.state, entry.error, entry.client = "failed", error, None
         entry.failed_at = time.monotonic()
+        entry.attempted.set()
+
+    async def settle(self) -> None:
+        """Once per session (the first step): wait up to ``startup_grace_s`` for every first
+        connection attempt to end, as Codex's first request waits for its executors."""
+        if self._settled:
+            return
+        self._settled = True
+        with anyio.move_on_after(self.config.startup_grace_s):
+            for entry in self._entries.values():
+                await entry.attempted.wait()
 
     def _poke(self, entry: _Entry) -> None:
         if entry.state == "failed" and time.monotonic() - entry.failed_at >= self.retry_after_s:

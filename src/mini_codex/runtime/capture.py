@@ -137,6 +137,7 @@ async def capture_step(
     shell_name = os.path.basename(turn.session.shell) or None
     snapshot = None  # environments hook (issue 26): several environments and their readiness
     if services.environments is not None:
+        await services.environments.settle()  # the first step waits for connecting executors
         snapshot = step_snapshot(turn, services.environments)
     environments = (
         world_environments(snapshot)
