@@ -10,9 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 import websockets
+from exec_server_harness import free_port, mini_codex_argv, start_executor, stop, wait_port
 from websockets.exceptions import InvalidStatus
-
-from conftest import free_port, mini_codex_argv, start_executor, stop, wait_port
 
 pytestmark = pytest.mark.anyio
 

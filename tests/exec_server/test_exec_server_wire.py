@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 import websockets
+from exec_server_harness import FIXTURES
 
-from conftest import FIXTURES
 from mini_codex.environments.client import ExecServerClient, ExecutorRequestError
 from mini_codex.environments.transport import open_websocket, spawn_stdio
 from mini_codex.exec_server import ListenConfig, serve_websocket
@@ -155,7 +155,7 @@ async def test_our_client_over_websocket(
 async def test_our_client_over_stdio(
     executor: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    from conftest import mini_codex_argv
+    from exec_server_harness import mini_codex_argv
 
     if executor == "codex":
         argv = [str(request.getfixturevalue("codex")), "exec-server", "--listen", "stdio"]
