@@ -88,11 +88,12 @@ def test_exec_routes_a_shell_command_to_the_configured_executor(tmp_path: Path) 
         executor.wait()
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    outputs = [
-        event["item"].get("aggregated_output")
+    outputs = {  # by command: the two calls run in parallel and may complete in either order
+        event["item"].get("command"): event["item"].get("aggregated_output")
         for event in events
         if event.get("type") == "item.completed"
         and event["item"].get("type") == "command_execution"
-    ]
-    # The first step waited for the executor to connect (as Codex's first request does).
-    assert outputs == ["executor-side\n", "client-side\n"]
+    }
+    assert sorted(outputs.values()) == ["client-side\n", "executor-side\n"]
+    [remote] = [command for command, output in outputs.items() if output == "executor-side\n"]
+    assert "${PROBE_VAR:-unset}" not in str(remote)
