@@ -16,9 +16,15 @@ uploaded to the result directory — the whole per-task path of ``mini-codex bat
   ``overhead_ratio`` = seconds per task of the 1-worker batch / ``exec_s_per_task`` (goal ≤ 1.2).
 * a 2-task warm-up batch runs first, so neither local rate pays the first imports alone.
 * ``speedup_2_workers`` = local 2-worker rate / 1-worker rate (goal ≥ 1.7 with tool-bound tasks).
+* ``large_first_task_start_s`` / ``large_peak_rss_mb``: a ``--large-tasks``-line tasks file
+  (default 100,000) run the way ``mini-codex batch`` runs it (``TaskFile`` + ``build_specs`` +
+  ``run_batch``) in a fresh child process: seconds from opening the file to the first task's
+  start, and the child's peak RSS (goals ≤ 1 s and ≤ 200 MB; tasks are resolved lazily). The
+  child stops scheduling after the first start; it checks that task is the file's first and
+  that it completed.
 
-Run: ``uv run python benchmarks/batch.py [--tasks N] [--tool-s S] [--no-ray]``; the final line is
-one JSON object.
+Run: ``uv run python benchmarks/batch.py [--tasks N] [--tool-s S] [--no-ray] [--large-tasks N]
+[--only-large]``; the final line is one JSON object.
 """
 
 from __future__ import annotations
@@ -110,21 +116,97 @@ def _exec_per_task(model: str, runs: int, root: Path) -> float:
     return (time.perf_counter() - started) / runs
 
 
+def _first_task_child(tasks: Path, dest: Path) -> None:
+    """In a fresh process: open ``tasks`` as ``mini-codex batch`` does, start the first task."""
+    import resource
+
+    from mini_codex.batch.executor import Control
+    from mini_codex.batch.lazy import TaskFile
+    from mini_codex.cli.batch_cmd import build_specs
+
+    store = ResultStore(str(dest))  # the store's imports (fsspec) are process start, not the file
+    store.prepare()
+    started = time.perf_counter()
+    first: dict[str, float] = {}
+
+    def on_start(task_id: str) -> None:
+        first.setdefault(task_id, time.perf_counter() - started)
+        control.stopping.set()  # the first start is what is measured: schedule nothing more
+
+    control = Control(on_start=on_start)
+    specs = build_specs(
+        TaskFile(tasks),
+        dest=str(dest),
+        storage_options={},
+        model=None,
+        sandbox=None,
+        overrides=[],
+    )
+    report = anyio.run(lambda: run_batch(specs, store, LocalExecutor(1), control=control))
+    (task_id, start_s), *_ = first.items()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    done = [(result.id, result.status) for result in report.finished]
+    print(json.dumps({"first": task_id, "start_s": start_s, "peak_mb": peak_mb, "done": done}))
+
+
+def _large(root: Path, count: int) -> dict[str, Any]:
+    (root / "large-ws").mkdir()
+    model = _script(root / "large-script.jsonl", 0.0)
+    tasks = root / "large-tasks.jsonl"
+    with tasks.open("wb") as out:
+        for n in range(count):
+            line = {"id": f"t{n:07d}", "prompt": "write out.txt", "model": model}
+            line["workspace"] = {"dir": str(root / "large-ws")}
+            out.write(orjson.dumps(line) + b"\n")
+    env = {**os.environ, "MINI_CODEX_HOME": str(root / "large-home")}
+    done = subprocess.run(
+        [sys.executable, __file__, "--first-task-child", str(tasks), str(root / "large-out")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"large tasks child failed: {done.stderr}")
+    child = json.loads(done.stdout.strip().splitlines()[-1])
+    if child["first"] != "t0000000" or child["done"] != [["t0000000", "completed"]]:
+        raise SystemExit(f"the large run did not start and complete the first task: {child}")
+    return {
+        "large_tasks": count,
+        "large_first_task_start_s": round(child["start_s"], 3),
+        "large_peak_rss_mb": round(child["peak_mb"], 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--tool-s", type=float, default=1.0)
     parser.add_argument("--exec-runs", type=int, default=10)
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--large-tasks", type=int, default=100_000)
+    parser.add_argument("--only-large", action="store_true", help="Only the large-file figures.")
+    parser.add_argument("--first-task-child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.first_task_child:
+        _first_task_child(*args.first_task_child)
+        return
 
     root = Path(tempfile.mkdtemp(prefix="mini-codex-bench-batch-"))
     try:
+        large = _large(root, args.large_tasks)
+        print(f"large tasks file: {large}", file=sys.stderr)
+        large_goals = {
+            "large_first_task_start_le_1_s": large["large_first_task_start_s"] <= 1.0,
+            "large_peak_rss_le_200_mb": large["large_peak_rss_mb"] <= 200,
+        }
+        if args.only_large:
+            print(json.dumps({**large, "goals": large_goals}))
+            return
         workspace = root / "ws"
         workspace.mkdir()
         (workspace / "README").write_text("small workspace\n")
         model = _script(root / "script.jsonl", args.tool_s)
-        figures: dict[str, Any] = {"tasks": args.tasks, "tool_s": args.tool_s}
+        figures: dict[str, Any] = {"tasks": args.tasks, "tool_s": args.tool_s, **large}
 
         # Warm-up (imports, first bubblewrap and git runs) so neither rate pays it alone.
         _rate(_specs(2, model, workspace, root / "warm"), root / "warm", LocalExecutor(2))
@@ -165,6 +247,7 @@ def main() -> None:
         figures["goals"] = {
             "overhead_ratio_le_1.2": figures["overhead_ratio"] <= 1.2,
             "speedup_2_workers_ge_1.7": figures["speedup_2_workers"] >= 1.7,
+            **large_goals,
         }
         print(json.dumps(figures))
     finally:

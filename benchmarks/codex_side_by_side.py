@@ -4,20 +4,32 @@ Installs ``@openai/codex`` at ``CODEX_VERSION`` with npm into a cache directory 
 default ``~/.cache/mini-codex-bench``; ``--codex PATH`` uses an existing binary instead), then
 drives both CLIs as subprocesses against ``tests/models/fake_openai_server.py`` on 127.0.0.1:
 
-* **turn**: one ``exec`` turn of 20 shell commands (``true``), then a final message
-  (Codex calls its ``exec_command`` tool, mini-codex its ``shell`` tool);
+* **turn**: one ``exec`` turn of 20 commands (``echo bench-N``), then a final message; both sides
+  get the same ``exec_command`` calls (the tool both advertise to a Responses provider: unified
+  exec is the default, as in Codex 0.169). Before any ratio is printed the benchmark checks, in
+  the server's log, that each side ran every command: the last request carries the 20
+  ``function_call_output`` items, each with ``Process exited with code 0`` and its ``bench-N``
+  output. A side that did not (an "unsupported call" answer, a failed command) stops the run
+  with exit code 1 and says which commands and what they answered;
 * **resume N**: a Codex-written rollout of N lines (10k, 100k, 300k), made by repeating the 20-step
   turn of ``tests/fixtures/rollouts/codex/codex-exec-0.169.0-...-20-steps.jsonl`` (ordinals
   renumbered, call ids made unique per repetition), resumed by both with one more prompt that the
   server answers with one message. Each run gets a fresh copy of the file (both CLIs append).
+  Checked before a ratio: each side sent exactly one request, carrying the new prompt and the
+  replayed history (the same number of ``function_call_output`` items on both sides).
 
 Each run is measured by a small wrapper process: wall time from spawn to exit and the peak RSS
 of the largest process of the tree (``RUSAGE_CHILDREN``). ``--runs`` runs per case, the median is
 reported. Without npm (and without ``--codex``) the benchmark prints why and exits 0 with a
 ``{"skipped": ...}`` final line.
 
-Final line: ``{"turn_wall_ratio": mini/Codex, "resume_100k_speedup": Codex/mini,
-"resume_300k_speedup": ..., "resume_300k_rss_ratio": mini/Codex, ...}``.
+Final line: ``{"turn_wall_ratio": mini/Codex, "turn_rss_ratio": mini/Codex, "resume_100k_speedup":
+Codex/mini, "resume_300k_speedup": ..., "resume_300k_rss_ratio": mini/Codex, ...}``.
+
+Both CLIs run with ``HOME`` set to an empty directory (``base_env``). mini-codex is run from its
+installed script; compile the package first when this environment sets
+``PYTHONDONTWRITEBYTECODE`` (``uv run python -m compileall -q src``), as an installed CLI has its
+``.pyc`` files.
 
 Run: ``uv run python benchmarks/codex_side_by_side.py [--runs 3] [--sizes 10000,100000,300000]``.
 """
@@ -40,7 +52,14 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "models"))
 
-from fake_openai_server import Reply, responses_events, serve, sse_reply, usage  # noqa: E402
+from fake_openai_server import (  # noqa: E402
+    Recorded,
+    Reply,
+    responses_events,
+    serve,
+    sse_reply,
+    usage,
+)
 
 CODEX_VERSION = "0.169.0"
 SOURCE = (
@@ -71,6 +90,8 @@ def measure(argv: list[str], *, cwd: Path, env: dict[str, str]) -> Run:
     out = subprocess.run(
         [sys.executable, "-c", _WRAPPER, *argv], cwd=cwd, env=env, capture_output=True, text=True
     )
+    if out.returncode != 0 or not out.stdout.strip():
+        raise RuntimeError(f"could not run {argv[0]}: {out.stderr[-1500:]}")
     result = json.loads(out.stdout)
     if result["code"] != 0:
         raise RuntimeError(f"{argv[0]} exited {result['code']}: {result['stderr']}")
@@ -124,10 +145,14 @@ CODEX_FLAGS = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sand
 # --- the scripted work ----------------------------------------------------------------------------
 
 
-def _call(n: int, codex: bool) -> dict[str, Any]:
-    name, arguments = ("exec_command", {"cmd": "true"}) if codex else ("shell", {"command": "true"})
-    return {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
-            "arguments": json.dumps(arguments)}  # fmt: skip
+class DidNotRun(RuntimeError):
+    """A side did not do the scripted work: no ratio may be printed."""
+
+
+def _call(n: int) -> dict[str, Any]:
+    arguments = json.dumps({"cmd": f"echo bench-{n}"})
+    return {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
+            "name": "exec_command", "arguments": arguments}  # fmt: skip
 
 
 def _message(text: str) -> dict[str, Any]:
@@ -135,9 +160,9 @@ def _message(text: str) -> dict[str, Any]:
             "content": [{"type": "output_text", "text": text, "annotations": []}]}  # fmt: skip
 
 
-def turn_replies(codex: bool) -> list[Reply]:
+def turn_replies() -> list[Reply]:
     replies = [
-        sse_reply(responses_events([_call(n, codex)], response_id=f"r{n}", usage=usage(100, 5)))
+        sse_reply(responses_events([_call(n)], response_id=f"r{n}", usage=usage(100, 5)))
         for n in range(COMMANDS)
     ]
     replies.append(sse_reply(responses_events([_message("done")], usage=usage(100, 1))))
@@ -169,11 +194,62 @@ def make_rollout(path: Path, lines: int) -> None:
             rep += 1
 
 
+def check_turn(who: str, requests: list[Recorded]) -> None:
+    """Every scripted command ran on ``who``'s side: the last request carries each call's output,
+    exit code 0 and the command's own output (raises :class:`DidNotRun`)."""
+    if len(requests) != COMMANDS + 1:
+        raise DidNotRun(f"{who}: {len(requests)} model requests, expected {COMMANDS + 1}")
+    body = json.loads(requests[-1].raw)
+    outputs = {
+        item["call_id"]: item["output"]
+        for item in body["input"]
+        if item.get("type") == "function_call_output"
+    }
+    tools = {tool.get("name") for tool in body.get("tools", [])}
+    if "exec_command" not in tools:
+        raise DidNotRun(f"{who}: exec_command is not among the advertised tools {sorted(tools)}")
+    failed = {
+        f"call_{n}": outputs.get(f"call_{n}", "(no output)")
+        for n in range(COMMANDS)
+        if not _ran(outputs.get(f"call_{n}"), n)
+    }
+    if failed:
+        first = next(iter(failed.items()))
+        raise DidNotRun(
+            f"{who}: {len(failed)} of {COMMANDS} commands did not run; {first[0]} answered "
+            f"{first[1]!r}"
+        )
+
+
+def _ran(output: Any, n: int) -> bool:
+    text = output if isinstance(output, str) else json.dumps(output)
+    return "Process exited with code 0" in text and f"bench-{n}" in text
+
+
+def check_resume(who: str, requests: list[Recorded]) -> int:
+    """One request, with the new prompt; returns how many tool outputs the history replayed."""
+    if len(requests) != 1:
+        raise DidNotRun(f"{who}: {len(requests)} model requests on resume, expected 1")
+    raw = requests[0].raw
+    if b"go on" not in raw:
+        raise DidNotRun(f"{who}: the resumed request does not carry the new prompt")
+    return raw.count(b'"type":"function_call_output"')
+
+
 def session_id() -> str:
     return json.loads(SOURCE.read_text().splitlines()[0])["payload"]["id"]
 
 
 # --- the cases ------------------------------------------------------------------------------------
+
+
+def base_env(work: Path) -> dict[str, str]:
+    """This environment with ``HOME`` set to an empty directory of the run: both CLIs run their
+    commands in a login shell (``bash -lc``), which would otherwise source the user's profile
+    (here pyenv's, whose ``rehash`` waits on a lock other processes hold: 10 s stalls)."""
+    home = work / "user-home"
+    home.mkdir(exist_ok=True)
+    return {**os.environ, "HOME": str(home)}
 
 
 def mini_argv() -> list[str]:
@@ -189,18 +265,18 @@ def run_turn(codex: Path, tmp: Path, runs: int) -> dict[str, list[Run]]:
         for who in ("codex", "mini"):
             work = tmp / f"turn-{who}-{index}"
             work.mkdir()
-            with serve(turn_replies(who == "codex"), parse_bodies=False) as server:
+            with serve(turn_replies(), parse_bodies=False) as server:
                 if who == "codex":
-                    env = {**os.environ, "OPENAI_API_KEY": "sk-local-fake",
+                    env = {**base_env(work), "OPENAI_API_KEY": "sk-local-fake",
                            "CODEX_HOME": str(codex_home(work / "home", server.url))}  # fmt: skip
                     argv = [str(codex), "exec", "--json", *CODEX_FLAGS, "run true 20 times"]
                 else:
                     home = mini_home(work / "home", server.url)
-                    env = {**os.environ, "MINI_CODEX_HOME": str(home)}
+                    env = {**base_env(work), "MINI_CODEX_HOME": str(home)}
                     argv = [*mini_argv(), "exec", "--json", "run true 20 times"]
                 (work / "project").mkdir()
                 results[who].append(measure(argv, cwd=work / "project", env=env))
-                assert len(server.requests) == COMMANDS + 1, (who, len(server.requests))
+                check_turn(who, server.requests)
     return results
 
 
@@ -209,6 +285,7 @@ def run_resume(codex: Path, tmp: Path, lines: int, runs: int) -> dict[str, list[
     make_rollout(source, lines)
     sid = session_id()
     results: dict[str, list[Run]] = {"codex": [], "mini": []}
+    replayed: dict[str, set[int]] = {"codex": set(), "mini": set()}
     for index in range(runs):
         for who in ("codex", "mini"):
             work = tmp / f"resume-{lines}-{who}-{index}"
@@ -219,19 +296,24 @@ def run_resume(codex: Path, tmp: Path, lines: int, runs: int) -> dict[str, list[
                     day = home / "sessions" / "2026" / "11" / "29"
                     day.mkdir(parents=True)
                     shutil.copyfile(source, day / f"rollout-2026-11-29T19-31-21-{sid}.jsonl")
-                    env = {**os.environ, "OPENAI_API_KEY": "sk-local-fake",
+                    env = {**base_env(work), "OPENAI_API_KEY": "sk-local-fake",
                            "CODEX_HOME": str(home)}  # fmt: skip
                     argv = [str(codex), "exec", "resume", *CODEX_FLAGS, "--json", sid, "go on"]
                 else:
                     home = mini_home(work / "home", server.url)
                     copy = work / "rollout.jsonl"
                     shutil.copyfile(source, copy)
-                    env = {**os.environ, "MINI_CODEX_HOME": str(home)}
+                    env = {**base_env(work), "MINI_CODEX_HOME": str(home)}
                     argv = [*mini_argv(), "resume", "--json", str(copy), "go on"]
                 results[who].append(measure(argv, cwd=work / "project", env=env))
-                assert len(server.requests) == 1, (who, lines, len(server.requests))
+                replayed[who].add(check_resume(who, server.requests))
             shutil.rmtree(work)
     source.unlink()
+    if replayed["codex"] != replayed["mini"] or len(replayed["mini"]) != 1:
+        raise DidNotRun(
+            f"resume {lines}: the resumed requests carry different histories (tool outputs: "
+            f"Codex {sorted(replayed['codex'])}, mini-codex {sorted(replayed['mini'])})"
+        )
     return results
 
 
@@ -246,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--codex", type=Path, default=None, help="an installed codex binary")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "mini-codex-bench")
     args = parser.parse_args(argv)
-    codex = args.codex or install_codex(args.cache)
+    codex = args.codex.resolve() if args.codex else install_codex(args.cache)
     if codex is None:
         print("skipped: npm is not available to install @openai/codex (give --codex PATH)")
         print(json.dumps({"skipped": "npm not available"}))
@@ -267,12 +349,24 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="mini-codex-side-by-side-") as tmp_name:
         tmp = Path(tmp_name)
-        c, m = report("turn", run_turn(codex, tmp, args.runs))
+        try:
+            turn = run_turn(codex, tmp, args.runs)
+        except DidNotRun as exc:
+            print(f"FAILED: {exc}", file=sys.stderr)
+            print(json.dumps({"failed": str(exc)}))
+            return 1
+        c, m = report("turn", turn)
         figures["turn_wall_ratio"] = round(m.wall_s / c.wall_s, 3)
         figures["turn_rss_ratio"] = round(m.rss_mb / c.rss_mb, 3)
         for lines in sizes:
             name = f"resume_{lines // 1000}k"
-            c, m = report(name, run_resume(codex, tmp, lines, args.runs))
+            try:
+                resumed = run_resume(codex, tmp, lines, args.runs)
+            except DidNotRun as exc:
+                print(f"FAILED: {exc}", file=sys.stderr)
+                print(json.dumps({"failed": str(exc)}))
+                return 1
+            c, m = report(name, resumed)
             figures[f"{name}_speedup"] = round(c.wall_s / m.wall_s, 3)
             figures[f"{name}_rss_ratio"] = round(m.rss_mb / c.rss_mb, 3)
     print(json.dumps(figures))

@@ -13,6 +13,12 @@ of one step:
   encodings, and a set difference for the rendered diff; for both cases;
 * naive-fast (extra, for context; 10 steps): the same full rescan with our compiled ignore
   rules instead of ``GitIgnoreSpec.check_file``;
+* skills (issue 27): ``--skills N`` (default 500) ``SKILL.md`` folders under ``.agents/skills`` in
+  the workspace (listed as workspace files too). Every step of ours also builds the
+  ``host_skills`` section from the turn's skills (discovered once per turn, as Codex snapshots
+  skills per turn), so the P1 ratio includes it while naive does not list skills at all. Printed
+  apart: the per-turn rediscovery (stat-validated caches, nothing changed), the same with one
+  ``SKILL.md`` edited per turn, and a naive rediscovery (fresh scan + parse + render);
 * a hostile ``.gitignore`` (issue 19): the first capture (a fresh scanner's full scan, which
   reads and compiles the ignore file) with an empty root ``.gitignore`` against 1 MiB ones a
   model could write (``truncate -s 1M``, generated patterns, distinct wildcards; none matches a
@@ -47,8 +53,12 @@ from pathspec import GitIgnoreSpec
 from mini_codex.discovery.gitignore import IgnoreRules, decide
 from mini_codex.discovery.workspace import DEFAULT_RACY_MARGIN_NS, WorkspaceScanner
 from mini_codex.jsonmerge import Json, create_merge_patch
+from mini_codex.skills.catalog import default_budget, render_catalog
+from mini_codex.skills.discovery import SkillDiscovery, SkillRootsConfig, skill_roots
+from mini_codex.skills.service import SkillsService
 from mini_codex.world_state.sections.workspace import WorkspaceSection
-from mini_codex.world_state.state import WorldState
+from mini_codex.world_state.state import AnySection, WorldState
+from mini_codex.world_state.workspace_files import WorkspaceFiles
 
 ROOT_GITIGNORE = "*.log\nbuild/\n__pycache__/\n*.pyc\n"
 NESTED_GITIGNORE = "*.tmp\n!keep.tmp\n"
@@ -86,6 +96,22 @@ def build_workspace(root: Path, files: int) -> tuple[int, list[Path]]:
     return created + 1, leaf_dirs  # + the root .gitignore
 
 
+def build_skills(root: Path, count: int) -> list[Path]:
+    files = []
+    for number in range(count):
+        path = root / ".agents" / "skills" / f"skill-{number:03d}" / "SKILL.md"
+        path.parent.mkdir(parents=True)
+        path.write_text(
+            f"---\nname: skill-{number:03d}\ndescription: Skill {number} knows how to do one "
+            f"thing in this repository well.\n---\n\nSteps for skill {number}.\n"
+        )
+        files.append(path)
+    return files
+
+
+SKILLS_BUDGET = default_budget(272_000)
+
+
 def _touch(path: Path) -> None:
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
 
@@ -95,14 +121,29 @@ def _touch(path: Path) -> None:
 
 class Ours:
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.scanner = WorkspaceScanner(root)
-        self.previous = WorldState([WorkspaceSection(self.scanner.scan())])
+        self.skills = SkillsService(SkillRootsConfig(home=root / ".bench-home", admin_root=None))
+        self.turns = 0
+        self.previous = self._world(self.scanner.scan())
         self.previous.snapshot()
         self.rendered = 0
 
+    def _world(self, files: WorkspaceFiles) -> WorldState:
+        skills, _ = self.skills.for_turn(self.root, "turn", SKILLS_BUDGET)
+        sections: list[AnySection] = [WorkspaceSection(files)]
+        if skills.section is not None:
+            sections.append(skills.section)
+        return WorldState(sections)
+
+    def new_turn(self) -> None:
+        """The first step of a turn rediscovers skills."""
+        self.turns += 1
+        self.skills.refresh(self.root, f"turn-{self.turns}", SKILLS_BUDGET)
+
     def step(self) -> None:
         files = self.scanner.scan()
-        current = WorldState([WorkspaceSection(files)])
+        current = self._world(files)
         snapshot = current.snapshot()
         patch = snapshot.merge_patch_from(self.previous.snapshot())
         fragments = current.render_diff(self.previous)
@@ -240,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--naive-steps", type=int, default=30)
     parser.add_argument("--cold-repeats", type=int, default=3)
+    parser.add_argument("--skills", type=int, default=500)
     parser.add_argument(
         "--dir",
         default=None,
@@ -256,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         root.mkdir()
         started = time.perf_counter()
         listed, leaves = build_workspace(root, args.files)
+        skill_files = build_skills(root, args.skills)
+        listed += len(skill_files)
         built = time.perf_counter() - started
         time.sleep(DEFAULT_RACY_MARGIN_NS / 1e9 + 0.2)  # let the tree age past the racy margin
 
@@ -272,10 +316,36 @@ def main(argv: list[str] | None = None) -> int:
         assert files.count == listed, (files.count, listed)
         directories = ours.scanner.last_stats.directories
 
+        catalog = ours.skills.current
+        assert catalog is not None
+        assert catalog.catalog is not None
+        assert len(catalog.outcome.skills) == args.skills
+        listed_skills = catalog.catalog.included
+        assert listed_skills + catalog.catalog.omitted == args.skills
         ours_unchanged = median_ms(ours.step, args.steps)
         ours_added = median_ms(ours.step, args.steps, add_file)
         added_so_far = counter[0]
         assert ours.scanner.scan().count == listed + added_so_far
+
+        # Skills apart: a turn's rediscovery, unchanged and with one SKILL.md edited per turn.
+        turn_unchanged = median_ms(ours.new_turn, args.steps)
+        edits = [0]
+
+        def edit_skill() -> None:
+            edits[0] += 1
+            path = skill_files[edits[0] % len(skill_files)]
+            path.write_text(path.read_text() + f"Edit {edits[0]}.\n")
+
+        turn_edited = median_ms(ours.new_turn, args.steps, edit_skill)
+        config = SkillRootsConfig(home=root / ".bench-home", admin_root=None)
+
+        def naive_skills() -> None:
+            outcome = SkillDiscovery().load(skill_roots(config, root))
+            rendered = render_catalog(outcome, SKILLS_BUDGET)
+            assert rendered is not None
+            assert rendered.included == listed_skills
+
+        naive_turn = median_ms(naive_skills, max(5, args.naive_steps // 3))
 
         naive = Naive(root, fast=False)
         assert naive.paths_seen >= listed + added_so_far
@@ -304,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
         ("naive, one file added per step", naive_added),
         ("naive-fast (compiled ignore rules), unchanged", fast_unchanged),
         ("naive-fast, one file added per step", fast_added),
+        (f"skills ({args.skills}): rediscovery per turn, unchanged", turn_unchanged),
+        ("skills: rediscovery per turn, one SKILL.md edited", turn_edited),
+        ("skills: naive rediscovery (scan + parse + render)", naive_turn),
     ]
     print(
         f"workspace: {listed} listed files, {directories} directories in {base or 'tmp'} "
@@ -334,6 +407,11 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_unchanged": round(ratio_unchanged, 1),
         "ratio_one_added": round(ratio_added, 1),
         "target_ratio": 20,
+        "skills": args.skills,
+        "skills_listed_in_budget": listed_skills,
+        "skills_turn_rediscovery_ms": round(turn_unchanged, 3),
+        "skills_turn_rediscovery_one_edited_ms": round(turn_edited, 3),
+        "skills_naive_rediscovery_ms": round(naive_turn, 3),
         "naive_fast_unchanged_ms": round(fast_unchanged, 3),
         "naive_fast_one_added_ms": round(fast_added, 3),
         "first_capture_empty_gitignore_ms": round(empty_ms, 1),

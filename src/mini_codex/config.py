@@ -149,6 +149,21 @@ class McpServerConfig(_Section):
         return "stdio" if self.command is not None else "streamable_http"
 
 
+class PluginConfig(_Section):
+    """One ``[plugins.NAME]`` table: a local plugin folder (``mini-codex plugin add PATH``)."""
+
+    path: str
+    """The plugin folder (holding ``.codex-plugin/plugin.json``)."""
+    enabled: bool = True
+
+
+class SkillsConfig(_Section):
+    """``[skills]``: skill discovery (``SKILL.md`` folders; see ``mini_codex.skills``)."""
+
+    enabled: bool = True
+    """False: no skills catalog and no ``$name`` injection."""
+
+
 class HookCommand(_Section):
     """One command hook: a shell command given the event's JSON on stdin."""
 
@@ -182,6 +197,9 @@ class Config(_Section):
     model: str = "gpt-5.1-codex"
     model_provider: str = "openai"
     model_providers: dict[str, ModelProviderConfig] = Field(default_factory=dict)
+    openai_base_url: str | None = None
+    """Base URL of the built-in ``openai`` provider (wins over ``OPENAI_BASE_URL``); the Codex
+    TypeScript SDK passes its ``baseUrl`` as ``-c openai_base_url="..."``."""
     model_reasoning_effort: str | None = None
     model_reasoning_summary: str | None = None
     model_context_window: int | None = None
@@ -201,6 +219,9 @@ class Config(_Section):
     sandbox_mode: SandboxModeName = "workspace-write"
     sandbox_workspace_write: SandboxWorkspaceWrite = Field(default_factory=SandboxWorkspaceWrite)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    web_search: Literal["disabled", "cached", "live"] | None = None
+    """Codex's hosted web search: accepted; anything but ``disabled`` is reported as unsupported
+    (``cli/codex_flags.py``)."""
     shell_environment_policy: ShellEnvironmentPolicy = Field(default_factory=ShellEnvironmentPolicy)
     project_doc_max_bytes: int = 32 * 1024
     project_root_markers: tuple[str, ...] = (".git",)
@@ -209,6 +230,8 @@ class Config(_Section):
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    plugins: dict[str, PluginConfig] = Field(default_factory=dict)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
     mcp_optional_startup_grace_ms: int = Field(default=1000, ge=0)
     """How long a step capture waits, once per connection set, for optional MCP servers."""
     notify: tuple[str, ...] | None = None

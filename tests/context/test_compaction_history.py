@@ -6,12 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mini_codex.context.compaction import (
+    LEGACY_SUMMARY_PREFIXES,
     NO_SUMMARY,
     SUMMARY_PREFIX,
     build_replacement_history,
     insert_initial_context,
     is_summary_message,
     real_user_messages,
+    strip_summary_prefix,
     summary_text,
 )
 from mini_codex.models.tokens import count_tokens, truncate_middle, truncate_to_tokens
@@ -49,6 +51,34 @@ def test_real_user_messages_skip_context_fragments_summaries_and_other_roles() -
         user_message("two"),
     ]
     assert real_user_messages(items) == ["one", "two"]
+
+
+def test_summaries_of_codex_and_of_earlier_mini_codex_versions_are_not_user_input() -> None:
+    # Codex's fixed prefix is what we write (the recorded Codex rollout pins it:
+    # tests/scenarios/test_compaction_interop.py); earlier mini-codex wrote its own sentence.
+    (legacy,) = LEGACY_SUMMARY_PREFIXES
+    assert SUMMARY_PREFIX.startswith("Another language model started to solve this problem")
+    assert legacy.startswith("Another model worked on this conversation before you")
+    items = [
+        user_message("one"),
+        user_message(f"{legacy}\nwritten by mini-codex 0.1"),
+        user_message(f"{SUMMARY_PREFIX}\nwritten by Codex"),
+        user_message("two"),
+    ]
+    assert [is_summary_message(item) for item in items] == [False, True, True, False]
+    assert real_user_messages(items) == ["one", "two"]
+    # A second compaction over either keeps exactly one summary: the new one.
+    replacement = build_replacement_history(
+        real_user_messages(items), summary_text("new"), count=words, truncate=first_words
+    )
+    assert replacement == [
+        user_message("one"),
+        user_message("two"),
+        user_message(f"{SUMMARY_PREFIX}\nnew"),
+    ]
+    assert strip_summary_prefix(f"{legacy}\nold body") == "old body"
+    assert strip_summary_prefix(f"{SUMMARY_PREFIX}\nnew body") == "new body"
+    assert strip_summary_prefix("not a summary") == "not a summary"
 
 
 def test_budget_keeps_recent_messages_and_cuts_the_oldest_kept_one() -> None:

@@ -253,9 +253,18 @@ def chat_usage(prompt_tokens: int, completion_tokens: int) -> JsonDict:
 class FakeOpenAIServer:
     """Serves scripted replies in order; ``url`` is the ``base_url`` (``.../v1``)."""
 
-    def __init__(self, replies: Sequence[Reply] = (), *, parse_bodies: bool = True) -> None:
+    def __init__(
+        self,
+        replies: Sequence[Reply] = (),
+        *,
+        parse_bodies: bool = True,
+        refuse_websocket: bool = False,
+    ) -> None:
         self.parse_bodies = parse_bodies
         """False: keep only the raw bytes (benchmarks with very large bodies)."""
+        self.refuse_websocket = refuse_websocket
+        """True: a websocket upgrade gets 426 Upgrade Required (the Codex CLI then uses HTTP
+        at once); False: 501, as before (Codex retries the websocket ~7 s first)."""
         self.replies: deque[Reply] = deque(replies)
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -295,6 +304,18 @@ class FakeOpenAIServer:
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                # A websocket upgrade (the Codex CLI tries the Responses websocket first):
+                # 426 makes it fall back to HTTP at once (any other status: ~7 s of retries).
+                # Not recorded: only model requests (POST) are.
+                body = b"websockets are not served here"
+                self.send_response(426 if server.refuse_websocket else 501)
+                self.send_header("content-length", str(len(body)))
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.wfile.write(body)
+                self.close_connection = True
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
@@ -337,9 +358,11 @@ class FakeOpenAIServer:
 
 @contextmanager
 def serve(
-    replies: Sequence[Reply] = (), *, parse_bodies: bool = True
+    replies: Sequence[Reply] = (), *, parse_bodies: bool = True, refuse_websocket: bool = False
 ) -> Iterator[FakeOpenAIServer]:
-    server = FakeOpenAIServer(replies, parse_bodies=parse_bodies).start()
+    server = FakeOpenAIServer(
+        replies, parse_bodies=parse_bodies, refuse_websocket=refuse_websocket
+    ).start()
     try:
         yield server
     finally:

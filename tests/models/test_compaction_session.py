@@ -145,7 +145,7 @@ async def test_usage_over_the_limit_mid_turn_and_after_resume_compacts_like_code
         "developer:<permissions instruction",
         "user:<environment_context>\n  ",
         "user:first task",
-        "user:Another model worked on ",
+        "user:Another language model s",
     ]
     path = first.rollout_path
     assert path is not None
@@ -167,7 +167,7 @@ async def test_usage_over_the_limit_mid_turn_and_after_resume_compacts_like_code
     assert shape(request) == [
         "user:warm up",
         "user:first task",
-        "user:Another model worked on ",
+        "user:Another language model s",
         "developer:<permissions instruction",
         "user:<environment_context>\n  ",
         "user:second task",

@@ -156,8 +156,11 @@ def test_the_rebuilt_request_of_every_step_equals_the_traced_request(
     assert steps[1]["world_state_change"] == [
         {"line": 14, "cause": "patch", "sections": ["workspace"]}
     ]
+    rollout = Path(session["path"]).read_bytes()
+    line_13 = sum(len(line) for line in rollout.splitlines(keepends=True)[:12])
     assert steps[1]["items"][0] == {
         "line": 13,
+        "offset": line_13,
         "kind": "message",
         "role": "user",
         "text": "<workspace_files>\nAdded files:\nhello.txt\n</workspace_files>",

@@ -2,8 +2,10 @@
 
 An executor runs job specs and hands each finished :class:`~mini_codex.batch.job.TaskResult` to
 ``on_result`` as soon as it is known (results stream back; the runner alone writes them). It
-starts at most ``workers`` jobs at a time, starts nothing once ``control.stopping`` is set, and
-interrupts running jobs when ``control.aborting`` is set (their rollouts record the abort).
+starts at most ``workers`` jobs at a time, takes (makes) a spec only when a worker is free,
+starts nothing once ``control.stopping`` is set, and interrupts running jobs when
+``control.aborting`` is set (their rollouts record the abort). A spec that cannot be made (a bad
+line of a lazily read tasks file) starts nothing more; the running jobs finish, then it raises.
 
 ``LocalExecutor`` runs jobs as concurrent tasks of this process's event loop: the agent loop is
 I/O-bound (model requests, tool subprocesses), so N in-process workers overlap like N processes
@@ -20,6 +22,7 @@ from typing import Protocol
 import anyio
 
 from mini_codex.batch.job import JobSpec, TaskResult, run_job
+from mini_codex.errors import MiniCodexError
 
 __all__ = ["Control", "Executor", "LocalExecutor", "ResultSink"]
 
@@ -67,10 +70,22 @@ class LocalExecutor:
             finally:
                 slots.release()
 
+        failure: MiniCodexError | None = None  # a task that could not be made (lazy.py)
+        queue = iter(specs)  # specs are made as they are taken: when a worker is free
         async with anyio.create_task_group() as tg:
-            for spec in specs:
+            while True:
                 await slots.acquire()
                 if control.stopping.is_set():
                     slots.release()
                     break
+                try:
+                    spec = next(queue, None)
+                except MiniCodexError as exc:
+                    failure = exc
+                    spec = None
+                if spec is None:
+                    slots.release()
+                    break
                 tg.start_soon(one, spec)
+        if failure is not None:
+            raise failure

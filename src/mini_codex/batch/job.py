@@ -15,12 +15,11 @@ process (config files, API keys, environment) before a job is shipped to a worke
 
 from __future__ import annotations
 
-import base64
-import mimetypes
 import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +28,12 @@ import anyio
 
 from mini_codex.batch.store import ResultStore
 from mini_codex.batch.tasks import Status, Task
-from mini_codex.batch.workspace import diff_against_start, prepare_workspace, snapshot_start
+from mini_codex.batch.workspace import (
+    PreparationInterrupted,
+    diff_against_start,
+    prepare_workspace,
+    snapshot_start,
+)
 from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.errors import MiniCodexError
 from mini_codex.models.base import ModelClient
@@ -37,6 +41,7 @@ from mini_codex.protocol.events import TokenCount
 from mini_codex.protocol.items import InputImage, InputText, Message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import ErrorEvent, SessionConfigured, SessionEvent
+from mini_codex.tools.images import load_image
 
 __all__ = ["JobSpec", "ModelChoice", "Outcome", "TaskResult", "run_job"]
 
@@ -148,18 +153,12 @@ class _Collector:
 
 
 def _user_input(task: Task) -> list[Message] | str:
+    """The task's prompt, with its images checked as ``exec -i`` checks them (format, size)."""
     if not task.images:
         return task.prompt
     content: list[InputText | InputImage] = [InputText(text=task.prompt)]
     for image in task.images:
-        path = Path(image)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise MiniCodexError(f"image {image}: {exc.strerror or exc}") from None
-        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
-        content.append(InputImage(image_url=url))
+        content.append(InputImage(image_url=load_image(Path(image)).data_url))
     return [Message(role="user", content=content)]
 
 
@@ -179,11 +178,13 @@ async def run_job(spec: JobSpec, abort: anyio.Event | None = None) -> TaskResult
         workspace = scratch / "workspace"
         git_dir = scratch / "start.git"
 
+        cancelled = threading.Event()
+
         def prepare() -> None:
-            prepare_workspace(task.workspace, workspace, spec.env)
+            prepare_workspace(task.workspace, workspace, spec.env, cancelled)
             snapshot_start(workspace, git_dir, spec.env)
 
-        await anyio.to_thread.run_sync(prepare)
+        await _abortable(prepare, cancelled, abort)
         outcome, final = await _run_session(spec, workspace, scratch, abort, collector)
         diff = await anyio.to_thread.run_sync(diff_against_start, workspace, git_dir, spec.env)
         result = {
@@ -195,6 +196,8 @@ async def run_job(spec: JobSpec, abort: anyio.Event | None = None) -> TaskResult
             if outcome == "failed"
             else (f"timed out after {task.timeout_s:g} s" if outcome == "timeout" else None),
         }
+    except PreparationInterrupted:
+        result = {"status": "interrupted"}
     except MiniCodexError as exc:
         result = {"status": "error", "error": str(exc)}
     except Exception as exc:  # a crash of one task must not stop the batch
@@ -212,6 +215,32 @@ async def run_job(spec: JobSpec, abort: anyio.Event | None = None) -> TaskResult
         model=spec.model.slug,
         **result,
     )
+
+
+async def _abortable(
+    work: Callable[[], None], cancelled: threading.Event, abort: anyio.Event | None
+) -> None:
+    """Run ``work`` in a worker thread; ``abort`` (a second Ctrl-C) sets ``cancelled``, which
+    ``work`` checks between files (a task still being prepared stops too)."""
+    if abort is None:
+        await anyio.to_thread.run_sync(work)
+        return
+
+    async def watch() -> None:
+        await abort.wait()
+        cancelled.set()
+
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            await anyio.to_thread.run_sync(work)
+        except Exception as exc:  # raised as itself, not in an exception group
+            failure = exc
+        finally:
+            group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 async def _upload(

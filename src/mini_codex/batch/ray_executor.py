@@ -140,15 +140,22 @@ class RayExecutor:
         pending: dict[Any, JobSpec] = {}
         queue = iter(specs)
         aborted = False
+        failure: MiniCodexError | None = None  # a task that could not be made (lazy.py)
         try:
             while True:
-                while len(pending) < self.workers and not control.stopping.is_set():
-                    spec = next(queue, None)
+                while len(pending) < self.workers and not control.stopping.is_set() and not failure:
+                    try:
+                        spec = next(queue, None)
+                    except MiniCodexError as exc:
+                        failure = exc
+                        break
                     if spec is None:
                         break
                     pending[remote.remote(spec, flag)] = spec
                     control.on_start(spec.task.id)
                 if not pending:
+                    if failure is not None:
+                        raise failure
                     return
                 if control.aborting.is_set() and not aborted:
                     aborted = True

@@ -22,6 +22,7 @@ import orjson
 
 from mini_codex.batch.executor import Control, Executor
 from mini_codex.batch.job import JobSpec, TaskResult
+from mini_codex.batch.lazy import LazySpecs, as_lazy, task_ids
 from mini_codex.batch.store import PREDICTIONS, SUMMARY, ResultStore
 from mini_codex.batch.tasks import STATUSES
 
@@ -48,19 +49,17 @@ class BatchReport:
 
 def plan(
     specs: Sequence[JobSpec], records: list[dict[str, Any]], *, retry_failed: bool
-) -> tuple[list[JobSpec], list[dict[str, Any]]]:
-    """The specs to run now, and the records to keep (without those of tasks run again)."""
+) -> tuple[LazySpecs, list[dict[str, Any]]]:
+    """The specs to run now (made when taken: ``lazy.LazySpecs``), and the records to keep
+    (without those of tasks run again)."""
+    lazy = as_lazy(specs)
     by_id = {record["id"]: record for record in records}
-    again = {
-        spec.task.id
-        for spec in specs
-        if retry_failed
-        and spec.task.id in by_id
-        and by_id[spec.task.id].get("status") != "completed"
-    }
+    failed = {task_id for task_id, record in by_id.items() if record.get("status") != "completed"}
+    # Records of other ids (another tasks file's) are kept; the file is read only when needed.
+    again = set(lazy.ids) & failed if retry_failed and failed else set()
     kept = [record for record in records if record["id"] not in again]
     done = {record["id"] for record in kept}
-    return [spec for spec in specs if spec.task.id not in done], kept
+    return lazy.select(lambda task_id: task_id not in done), kept
 
 
 async def run_batch(
@@ -74,6 +73,7 @@ async def run_batch(
     swebench: bool = False,
 ) -> BatchReport:
     control = control or Control()
+    specs = as_lazy(specs)
     started_at = datetime.now(UTC)
     started = time.monotonic()
     await anyio.to_thread.run_sync(store.prepare)
@@ -81,7 +81,9 @@ async def run_batch(
     todo, records = plan(specs, existing, retry_failed=retry_failed)
     if len(records) != len(existing):
         await anyio.to_thread.run_sync(store.rewrite_results, records)
-    report = BatchReport(total=len(specs), skipped=len(specs) - len(todo), scheduled=len(todo))
+    # How many are left is counted when the run ends: counting now would read a lazy tasks
+    # file through before its first task starts.
+    report = BatchReport(total=len(specs), skipped=0, scheduled=0)
     written = {record["id"] for record in records}
     lock = anyio.Lock()
 
@@ -103,7 +105,10 @@ async def run_batch(
     finally:
         with anyio.CancelScope(shield=True):
             report.duration_s = time.monotonic() - started
-            report.unfinished = [s.task.id for s in todo if s.task.id not in written]
+            todo_ids = todo.ids
+            report.scheduled = len(todo_ids)
+            report.skipped = report.total - report.scheduled
+            report.unfinished = [task_id for task_id in todo_ids if task_id not in written]
             report.summary = summarize(
                 records, specs, report, executor.workers, executor.name, started_at
             )
@@ -138,7 +143,7 @@ def summarize(
     executor: str,
     started_at: datetime,
 ) -> dict[str, Any]:
-    ids = {spec.task.id for spec in specs}
+    ids = set(task_ids(specs))
     mine = [record for record in records if record["id"] in ids]
     statuses = Counter(record.get("status") for record in mine)
     tokens: Counter[str] = Counter()

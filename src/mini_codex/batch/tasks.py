@@ -24,7 +24,7 @@ import orjson
 
 from mini_codex.errors import ConfigError
 
-__all__ = ["STATUSES", "Status", "Task", "Workspace", "load_tasks", "parse_task"]
+__all__ = ["STATUSES", "Status", "Task", "TaskLineError", "Workspace", "load_tasks", "parse_task"]
 
 Status = Literal["completed", "failed", "timeout", "error"]
 """How a task ended: ``completed`` (the turn ended with a final message), ``failed`` (the turn
@@ -59,8 +59,11 @@ class Task:
 _KEYS = frozenset({"id", "prompt", "workspace", "model", "config", "timeout_s", "images"})
 
 
-class _LineError(Exception):
-    pass
+class TaskLineError(Exception):
+    """A problem of one task line (the caller adds the file and line)."""
+
+
+_LineError = TaskLineError
 
 
 def load_tasks(path: Path) -> list[Task]:

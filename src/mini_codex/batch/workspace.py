@@ -6,20 +6,43 @@ the diff is what ``git add -A`` then ``git diff --cached`` shows against that co
 and deleted files, honouring ``.gitignore`` like git does. Git runs with a fixed identity and
 prefixes so the patch has the same shape everywhere (SWE-bench's ``model_patch``).
 
+Task files are untrusted input (docs: README "Security notes"). What a workspace may be:
+
+* ``dir``: resolved (symlinks followed) and refused when it is ``/``, the home directory or one of
+  its ancestors, under ``/proc``, ``/sys``, ``/dev`` or ``/run``, or not a directory. Only regular
+  files and directories are copied (symlinks, devices, FIFOs and sockets are left out), so a
+  link to ``/`` or a ``/proc`` file cannot make the copy read the machine or block forever.
+* ``archive``: zip members as ``shutil`` unpacks them (already confined); tar members through
+  Python's ``filter="data"`` (no absolute or ``..`` paths, no devices or FIFOs, no symlink or
+  hardlink that points outside the workspace, no set-uid bits); a refused member fails the task.
+
 Everything here is blocking (subprocess, file copies); the job runs it in a worker thread.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
+import tarfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mini_codex.batch.tasks import Workspace
 from mini_codex.errors import MiniCodexError
 
-__all__ = ["WorkspaceError", "diff_against_start", "prepare_workspace", "snapshot_start"]
+__all__ = [
+    "PreparationInterrupted",
+    "WorkspaceError",
+    "check_workspace_dir",
+    "diff_against_start",
+    "prepare_workspace",
+    "snapshot_start",
+]
+
+_SYSTEM_TREES = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/run"))
 
 _GIT_CONFIG = (
     "-c", "user.name=mini-codex batch",
@@ -36,27 +59,96 @@ class WorkspaceError(MiniCodexError):
     """A workspace could not be prepared or diffed."""
 
 
-def prepare_workspace(spec: Workspace, target: Path, env: Mapping[str, str]) -> Path:
-    """Make ``target`` a fresh copy of ``spec``'s source; returns ``target``."""
+class PreparationInterrupted(WorkspaceError):
+    """The user aborted the batch while this workspace was being prepared."""
+
+
+def _check(cancelled: threading.Event | None) -> None:
+    if cancelled is not None and cancelled.is_set():
+        raise PreparationInterrupted("interrupted while the workspace was prepared")
+
+
+def prepare_workspace(
+    spec: Workspace,
+    target: Path,
+    env: Mapping[str, str],
+    cancelled: threading.Event | None = None,
+) -> Path:
+    """Make ``target`` a fresh copy of ``spec``'s source; returns ``target``.
+
+    ``cancelled`` (set from another thread) stops the copy between files, archive members and
+    git steps, with ``PreparationInterrupted``."""
     source = spec.source
     match spec.kind:
         case "dir":
-            if not Path(source).is_dir():
-                raise WorkspaceError(f"workspace dir {source}: not a directory")
-            shutil.copytree(source, target, symlinks=True)
+            _copy_tree(check_workspace_dir(Path(source), Path.home()), target, cancelled)
         case "archive":
             if not Path(source).is_file():
                 raise WorkspaceError(f"workspace archive {source}: not a file")
             target.mkdir(parents=True)
-            try:
-                shutil.unpack_archive(source, target)
-            except (ValueError, OSError, EOFError) as exc:
-                raise WorkspaceError(f"workspace archive {source}: {exc}") from None
+            _unpack(Path(source), target, cancelled)
         case "git":
             _git(["clone", "--quiet", source, str(target)], cwd=None, env=env)
+            _check(cancelled)
             if spec.commit is not None:
                 _git(["checkout", "--quiet", "--detach", spec.commit], cwd=target, env=env)
+    _check(cancelled)
     return target
+
+
+def check_workspace_dir(source: Path, home: Path) -> Path:
+    """The directory a ``dir`` workspace copies, resolved; refused as the module docs say."""
+    try:
+        resolved = source.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise WorkspaceError(f"workspace dir {source}: {exc}") from None
+    home = home.resolve()
+    if resolved == Path("/") or resolved == home or home.is_relative_to(resolved):
+        raise WorkspaceError(
+            f"workspace dir {source} is {resolved}: a task may not copy the root or home directory"
+        )
+    if any(resolved.is_relative_to(tree) for tree in _SYSTEM_TREES):
+        raise WorkspaceError(f"workspace dir {source} is {resolved}: a system directory")
+    if not resolved.is_dir():
+        raise WorkspaceError(f"workspace dir {source}: not a directory")
+    return resolved
+
+
+def _copy_tree(source: Path, target: Path, cancelled: threading.Event | None = None) -> None:
+    """Copy the regular files and directories under ``source`` (nothing else; no link followed)."""
+    target.mkdir(parents=True)
+    shutil.copystat(source, target)
+    with os.scandir(source) as entries:
+        for entry in entries:
+            _check(cancelled)
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                _copy_tree(Path(entry.path), target / entry.name, cancelled)
+            elif stat.S_ISREG(mode):
+                shutil.copy2(entry.path, target / entry.name, follow_symlinks=False)
+
+
+def _unpack(source: Path, target: Path, cancelled: threading.Event | None = None) -> None:
+    try:
+        if tarfile.is_tarfile(source):
+            if not hasattr(tarfile, "data_filter"):  # Python 3.11.0-3.11.3
+                raise WorkspaceError(
+                    f"workspace archive {source}: tar archives need Python 3.11.4 or later "
+                    "(tarfile's data filter)"
+                )
+
+            def checked(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+                _check(cancelled)
+                return tarfile.data_filter(member, path)
+
+            with tarfile.open(source) as archive:
+                archive.extractall(target, filter=checked)
+        else:
+            shutil.unpack_archive(source, target)
+    except tarfile.FilterError as exc:
+        raise WorkspaceError(f"workspace archive {source}: refused member: {exc}") from None
+    except (ValueError, OSError, EOFError, tarfile.TarError) as exc:
+        raise WorkspaceError(f"workspace archive {source}: {exc}") from None
 
 
 def snapshot_start(workspace: Path, git_dir: Path, env: Mapping[str, str]) -> None:

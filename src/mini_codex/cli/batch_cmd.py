@@ -16,6 +16,7 @@ import os
 import shlex
 import signal
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,10 +26,11 @@ from rich.console import Console
 
 from mini_codex.batch.executor import Control, Executor, LocalExecutor
 from mini_codex.batch.job import JobSpec, ModelChoice
+from mini_codex.batch.lazy import LazySpecs, TaskFile
 from mini_codex.batch.progress import BarReporter, JsonReporter, Reporter
 from mini_codex.batch.runner import BatchReport, run_batch
 from mini_codex.batch.store import RESULTS, ResultStore
-from mini_codex.batch.tasks import Task, load_tasks
+from mini_codex.batch.tasks import Task
 from mini_codex.cli.env import (
     api_key_for,
     child_environment,
@@ -103,7 +105,7 @@ def _model_choice(model: str, config: Config) -> ModelChoice:
 
 
 def build_specs(
-    tasks: list[Task],
+    tasks: Sequence[Task],
     *,
     dest: str,
     storage_options: dict[str, Any],
@@ -111,12 +113,40 @@ def build_specs(
     sandbox: str | None,
     overrides: list[str],
     keep_workspaces: bool = False,
-) -> list[JobSpec]:
-    """Everything each job needs, resolved in this process (bad task config fails here)."""
+) -> LazySpecs:
+    """Everything each job needs, resolved in this process when the job is taken (a bad task
+    config fails then: ``batch.lazy``); the tasks of a ``TaskFile`` are read lazily too."""
+    make = spec_maker(
+        dest=dest,
+        storage_options=storage_options,
+        model=model,
+        sandbox=sandbox,
+        overrides=overrides,
+        keep_workspaces=keep_workspaces,
+    )
+    if isinstance(tasks, TaskFile):
+        file = tasks
+        return LazySpecs(tasks, make, lambda: file.ids)
+    ids = [task.id for task in tasks]
+    return LazySpecs(tasks, make, lambda: ids)
+
+
+def spec_maker(
+    *,
+    dest: str,
+    storage_options: dict[str, Any],
+    model: str | None,
+    sandbox: str | None,
+    overrides: list[str],
+    keep_workspaces: bool = False,
+) -> Callable[[Task], JobSpec]:
+    """The function that resolves one task's job spec (the config and environment read once)."""
     base = _base_config_data(mini_codex_home(), overrides)
     process_env = process_environment()
-    specs: list[JobSpec] = []
-    for task in tasks:
+    shell = user_shell()
+    timezone = local_timezone()
+
+    def make(task: Task) -> JobSpec:
         try:
             config = Config.model_validate(_merge(base, task.config))
         except ValueError as exc:
@@ -125,22 +155,21 @@ def build_specs(
         chosen = task.model or model or config.model
         if chosen.startswith("scripted:"):  # workers run elsewhere: make the script path absolute
             chosen = f"scripted:{Path(chosen.removeprefix('scripted:')).expanduser().resolve()}"
-        specs.append(
-            JobSpec(
-                task=task,
-                config=config,
-                model=_model_choice(chosen, config),
-                dest=dest,
-                storage_options=storage_options,
-                sandbox=sandbox_policy(sandbox, config),
-                shell=user_shell(),
-                env=child_environment(config),  # the task's shell_environment_policy
-                timezone=local_timezone(),
-                environ=_named_variables(config, process_env),
-                keep_workspace=keep_workspaces,
-            )
+        return JobSpec(
+            task=task,
+            config=config,
+            model=_model_choice(chosen, config),
+            dest=dest,
+            storage_options=storage_options,
+            sandbox=sandbox_policy(sandbox, config),
+            shell=shell,
+            env=child_environment(config),  # the task's shell_environment_policy
+            timezone=timezone,
+            environ=_named_variables(config, process_env),
+            keep_workspace=keep_workspaces,
         )
-    return specs
+
+    return make
 
 
 def _executor(
@@ -188,7 +217,7 @@ async def _stop_on_signals(control: Control, console: Console) -> None:
 
 
 def _run(
-    specs: list[JobSpec],
+    specs: Sequence[JobSpec],
     store: ResultStore,
     executor: Executor,
     reporter: Reporter,
@@ -285,13 +314,14 @@ def batch_command(
             raise MiniCodexError("--out DEST is required (a directory or s3://bucket/prefix)")
         if (tasks_file is None) == (swebench is None):
             raise MiniCodexError("give a TASKS.jsonl file or --swebench INSTANCES.jsonl (one)")
+        tasks: Sequence[Task]
         if swebench is not None:
             from mini_codex.batch.swebench import load_instances
 
             tasks = load_instances(swebench, repos=repos, timeout_s=timeout_s)
         else:
             assert tasks_file is not None
-            tasks = load_tasks(tasks_file)
+            tasks = TaskFile(tasks_file)  # ids checked now, each task parsed when it is taken
         # Workers (Ray) run elsewhere: a local destination is named by its absolute path.
         dest = out if "://" in out else str(Path(out).expanduser().resolve())
         options = storage_options_for(dest, storage_option)
@@ -305,6 +335,9 @@ def batch_command(
             overrides=config or [],
             keep_workspaces=keep_workspaces,
         )
+        # The first task is resolved now: a config every task shares (a bad -c) fails at once,
+        # before any output; the others are resolved as they start (batch.lazy).
+        next(iter(specs))
         chosen = _executor(
             executor, workers, ray_address, ray_num_cpus, ray_memory, ray_max_retries
         )

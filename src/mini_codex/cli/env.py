@@ -99,9 +99,19 @@ class ProviderChoice:
     """``OPENAI_ORG_ID``: sent as ``OpenAI-Organization`` (as the ``openai`` SDK did)."""
     project: str | None = None
     """``OPENAI_PROJECT_ID``: sent as ``OpenAI-Project``."""
+    key_env: str = "OPENAI_API_KEY"
+    """The variable the key came from (named in errors about the key)."""
 
 
-def api_key_for(config: Config) -> ProviderChoice:
+CODEX_API_KEY_ENV = "CODEX_API_KEY"
+
+
+def api_key_for(config: Config, *, codex_api_key: bool = False) -> ProviderChoice:
+    """The provider of ``config.model_provider`` and its key. The built-in ``openai`` provider
+    takes its base URL from config ``openai_base_url``, else ``OPENAI_BASE_URL``; its key from
+    ``CODEX_API_KEY`` when ``codex_api_key`` (the non-interactive runs: ``exec``, ``exec
+    resume``, ``resume PROMPT``, ``compact``, as Codex's ``exec`` reads it) and it is set, else
+    ``OPENAI_API_KEY``. A ``[model_providers.NAME]`` table reads its ``env_key`` only."""
     from mini_codex.models.registry import provider_for_wire_api
 
     name = config.model_provider
@@ -110,13 +120,15 @@ def api_key_for(config: Config) -> ProviderChoice:
         if name != "openai":
             known = ", ".join(sorted(["openai", *config.model_providers])) or "openai"
             raise ConfigError(f"model_provider {name!r} is not configured (known: {known})")
+        codex_key = os.environ.get(CODEX_API_KEY_ENV) if codex_api_key else None
         return ProviderChoice(
             "openai",
             "openai",
-            os.environ.get("OPENAI_API_KEY"),
-            os.environ.get("OPENAI_BASE_URL"),
+            codex_key or os.environ.get("OPENAI_API_KEY"),
+            config.openai_base_url or os.environ.get("OPENAI_BASE_URL"),
             os.environ.get("OPENAI_ORG_ID"),
             os.environ.get("OPENAI_PROJECT_ID"),
+            key_env=CODEX_API_KEY_ENV if codex_key else "OPENAI_API_KEY",
         )
     key = None
     if table.env_key:

@@ -31,6 +31,7 @@ __all__ = [
     "LastMessageOpt",
     "ProfileOpt",
     "SchemaOpt",
+    "SkillOpt",
     "SkipGitOpt",
     "json_format",
     "load_output_schema",
@@ -72,6 +73,15 @@ ImageOpt = Annotated[
 ]
 
 
+SkillOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--skill",
+        help="Use the skill whose SKILL.md is at PATH (a structured skill input; repeatable).",
+    ),
+]
+
+
 @dataclass(frozen=True)
 class ExecExtras:
     """What the automation flags asked for (defaults: none of them)."""
@@ -82,7 +92,14 @@ class ExecExtras:
     output_schema: dict[str, Any] | None = None
     ephemeral: bool = False
     images: tuple[Path, ...] = field(default=())
+    skills: tuple[Path, ...] = field(default=())
+    """``--skill PATH``: structured skill inputs of the turn."""
     profile: str | None = None
+    add_dirs: tuple[Path, ...] = field(default=())
+    """``--add-dir``: extra writable roots of the workspace-write sandbox."""
+    notices: tuple[str, ...] = field(default=())
+    """Warnings about accepted flags mini-codex cannot honour, printed once when the run starts
+    (``codex_flags.flag_notices``)."""
 
 
 def json_format(as_json: bool, json_events: str | None) -> JsonFormat | None:

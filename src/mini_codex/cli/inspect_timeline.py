@@ -47,7 +47,7 @@ from mini_codex.cli.inspect_preview import (
     item_preview,
     preview,
 )
-from mini_codex.context.compaction import SUMMARY_PREFIX
+from mini_codex.context.compaction import strip_summary_prefix
 from mini_codex.jsonmerge import JsonObject, create_merge_patch
 from mini_codex.protocol import (
     CompactedLine,
@@ -394,7 +394,7 @@ class _Builder:
             text = f"history {count} items; resume starts here"
             self.add(Row(number, "checkpoint", "checkpoint", text))
             return
-        summary = payload.message.removeprefix(SUMMARY_PREFIX).strip()
+        summary = strip_summary_prefix(payload.message)
         parts = [f"summary: {preview(summary)}" if summary else "no summary"]
         if history is None:
             parts.append("legacy (no replacement history)")

@@ -3,6 +3,12 @@
 With no subcommand, ``mini-codex [PROMPT]`` starts the interactive UI (``cli/interactive.py``):
 the group callback takes the UI's options, and a first positional word that is not a command name
 is the UI's opening prompt.
+
+``exec`` has Codex's sub-command ``resume``: ``mini-codex exec [OPTIONS] resume [OPTIONS]
+[SESSION_ID | --last] [PROMPT]`` runs the ``exec resume`` command with the options given on both
+sides of the word (the official TypeScript SDK puts ``--cd``, ``--sandbox`` and ``--config`` before
+it and ``--image`` after it). A usage error of a sub-command (an unknown option, a missing value)
+is one ``error:`` line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -13,7 +19,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer._click.core import Command  # typer vendors click and exports neither of these
+from typer._click.exceptions import UsageError
+from typer.core import TyperGroup, TyperOption
+from typer.main import get_command
 
 from mini_codex._version import __version__
 
@@ -24,6 +33,7 @@ _VALUE_OPTIONS = frozenset(
     }
 )
 PROMPT_KEY = "mini_codex_prompt"
+_COMMAND_KEY = "mini_codex_command"
 
 
 class _PromptOrCommand(TyperGroup):
@@ -47,6 +57,63 @@ class _PromptOrCommand(TyperGroup):
                 del rest[index:]
             break
         return super().parse_args(ctx, rest)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
+        if args and args[0] == "exec" and _EXEC_SUBCOMMANDS:
+            rest = args[1:]
+            index = _first_positional(self.commands.get("exec"), rest)
+            if index is not None and rest[index] in _EXEC_SUBCOMMANDS:
+                name = rest[index]
+                ctx.meta[_COMMAND_KEY] = f"exec {name}"
+                return f"exec {name}", _EXEC_SUBCOMMANDS[name], rest[:index] + rest[index + 1 :]
+        resolved = super().resolve_command(ctx, args)
+        ctx.meta[_COMMAND_KEY] = resolved[0]
+        return resolved
+
+    def invoke(self, ctx: Any) -> Any:
+        # The group's own usage errors happen before this (typer renders them); the ones
+        # raised in here are a sub-command's.
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            named = ctx.meta.get(_COMMAND_KEY)
+            where = (
+                exc.ctx.command_path
+                if exc.ctx is not None and exc.ctx.parent is not None
+                else f"{ctx.command_path} {named}"
+                if named
+                else ctx.command_path
+            )
+            typer.echo(f"error: {where}: {exc.format_message()} (see {where} --help)", err=True)
+            raise typer.Exit(exc.exit_code) from None
+
+
+_EXEC_SUBCOMMANDS: dict[str, Command] = {}
+"""``exec``'s sub-commands (``resume``), registered with ``exec``."""
+
+
+def _first_positional(command: Command | None, args: list[str]) -> int | None:
+    """Index of the first positional word of ``args`` for ``command`` (skipping its options and
+    their values), or None."""
+    takes_value = {
+        name
+        for param in (command.params if command is not None else ())
+        if isinstance(param, TyperOption) and not param.is_flag and not param.count
+        for name in param.opts
+    }
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word == "--":
+            return None
+        if word in takes_value:
+            index += 2
+            continue
+        if word.startswith("-") and word != "-":
+            index += 1
+            continue
+        return index
+    return None
 
 
 app = typer.Typer(
@@ -122,9 +189,21 @@ def _register(argv: Sequence[str]) -> None:
         from mini_codex.cli.run import exec_command
 
         if only in (None, "exec"):
+            from mini_codex.cli.resume_cmd import exec_resume_command
+
             app.command(
-                "exec", help="Run one task non-interactively, streaming what the agent does."
+                "exec",
+                help="Run one task non-interactively, streaming what the agent does. "
+                "`mini-codex exec [OPTIONS] resume [SESSION_ID | --last] [PROMPT]` continues a "
+                "recorded session the same way (Codex's `exec resume`).",
             )(exec_command)
+            resume_app = typer.Typer(add_completion=False)
+            resume_app.command(
+                "resume",
+                help="Continue a recorded session non-interactively (the prompt from the "
+                "argument, else stdin).",
+            )(exec_resume_command)
+            _EXEC_SUBCOMMANDS["resume"] = get_command(resume_app)
         if only in (None, "resume"):
             app.command(
                 "resume",
@@ -156,6 +235,10 @@ def _register(argv: Sequence[str]) -> None:
         from mini_codex.cli.mcp_cmd import mcp_app
 
         app.add_typer(mcp_app, name="mcp")
+    if only in (None, "plugin"):
+        from mini_codex.cli.plugin_cmd import plugin_app
+
+        app.add_typer(plugin_app, name="plugin")
     if only in (None, "execpolicy"):
         from mini_codex.cli.execpolicy_cmd import execpolicy_app
 
@@ -182,6 +265,7 @@ _COMMANDS = (
     "sessions",
     "batch",
     "mcp",
+    "plugin",
     "execpolicy",
     "ui",
     "exec-server",

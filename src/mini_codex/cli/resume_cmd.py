@@ -4,8 +4,8 @@ What belongs here: :class:`SessionArgs`, the one declaration of the target, the 
 options of a command that continues a recorded session; :func:`session_command`, which turns a
 function of :class:`SessionArgs` into a typer command with exactly those parameters (minus the
 ones a command leaves out); the resolution of ``[--last | SESSION_ID | PATH] [PROMPT]`` to a rollout
-file; and ``resume`` itself. What does not: running the session (``run.py``), compaction's own
-rules (``compact_cmd.py``).
+file; ``resume`` itself, and ``exec resume`` (Codex's: the same, never the interactive UI). What
+does not: running the session (``run.py``), compaction's own rules (``compact_cmd.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, get_args, get_type_hints
 
 import typer
 
+from mini_codex.cli.codex_flags import AddDirOpt, CyberAccessOpt, ThreadSourceOpt, flag_notices
 from mini_codex.cli.env import stdin_is_terminal
 from mini_codex.cli.exec_extras import (
     ExecExtras,
@@ -53,7 +54,7 @@ from mini_codex.errors import MiniCodexError
 if TYPE_CHECKING:  # the runtime loads only when a session runs
     from mini_codex.runtime.session import Session
 
-__all__ = ["SessionArgs", "resume_command", "session_command"]
+__all__ = ["SessionArgs", "exec_resume_command", "resume_command", "session_command"]
 
 TargetArg = Annotated[str | None, typer.Argument(help="Session id (or prefix) or rollout PATH.")]
 PromptArg = Annotated[str | None, typer.Argument(help="The next task; '-' reads stdin.")]
@@ -85,6 +86,9 @@ class SessionArgs:
     profile: ProfileOpt = None
     oss: OssOpt = False
     local_provider: LocalProviderOpt = None
+    add_dir: AddDirOpt = None
+    thread_source: ThreadSourceOpt = None
+    cyber_access_program: CyberAccessOpt = None
 
     def session_and_prompt(self) -> tuple[Path, str | None]:
         """The rollout to continue and the prompt given (``--last`` makes TARGET the prompt)."""
@@ -101,6 +105,8 @@ class SessionArgs:
             output_schema=load_output_schema(self.output_schema),
             images=tuple(self.image or ()),
             profile=self.profile,
+            add_dirs=tuple(self.add_dir or ()),
+            notices=flag_notices(self.thread_source, self.cyber_access_program),
         )
 
     def run(
@@ -199,4 +205,17 @@ def _resume(args: SessionArgs) -> int:
     return args.run(path, read_prompt(text, sys.stdin, sys.stderr), extras=extras)
 
 
+def _exec_resume(args: SessionArgs) -> int:
+    """Continue a recorded session non-interactively (``mini-codex exec [OPTIONS] resume …``):
+    the prompt is the argument, else stdin; never the interactive UI."""
+    path, text = args.session_and_prompt()
+    return args.run(path, read_prompt(text, sys.stdin, sys.stderr))
+
+
 resume_command = session_command(_resume)
+exec_resume_command = session_command(
+    _exec_resume,
+    helps={
+        "last": "The most recent session (of this directory, else any); then TARGET is the prompt."
+    },
+)

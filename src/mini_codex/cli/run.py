@@ -17,6 +17,14 @@ import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
+from mini_codex.cli.codex_flags import (
+    AddDirOpt,
+    CyberAccessOpt,
+    ThreadSourceOpt,
+    flag_notices,
+    run_notices,
+    with_added_dirs,
+)
 from mini_codex.cli.entry import SignalExit, settle_heap
 from mini_codex.cli.env import (
     api_key_for,
@@ -37,6 +45,7 @@ from mini_codex.cli.exec_extras import (
     LastMessageOpt,
     ProfileOpt,
     SchemaOpt,
+    SkillOpt,
     SkipGitOpt,
     json_format,
     load_output_schema,
@@ -64,6 +73,8 @@ if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
     from mini_codex.protocol.session_events import SessionEvent
     from mini_codex.runtime.approvals import ApprovalCallback
     from mini_codex.runtime.session import Session, SessionOptions
+    from mini_codex.skills.model import SkillSelection
+    from mini_codex.world_state.extensions import WorldStateExtension
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
 
@@ -76,7 +87,13 @@ SandboxOpt = Annotated[
     typer.Option("--sandbox", "-s", help="read-only | workspace-write | danger-full-access"),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print Codex's exec events as JSON lines on stdout.")
+    bool,
+    typer.Option(
+        "--json",
+        "--experimental-json",
+        help="Print Codex's exec events as JSON lines on stdout (--experimental-json: the "
+        "same, Codex's older name, which its TypeScript SDK passes).",
+    ),
 ]
 ApprovalOpt = Annotated[
     str | None,
@@ -96,16 +113,19 @@ ConfigOpt = Annotated[
 ]
 
 
-def client_for(model: str, config: Config) -> ModelClient:
-    choice = api_key_for(config)
+def client_for(model: str, config: Config, *, codex_api_key: bool = False) -> ModelClient:
+    """The model client of ``model``; ``codex_api_key``: the key of the built-in provider may
+    come from ``CODEX_API_KEY`` (non-interactive runs, ``env.api_key_for``)."""
+    choice = api_key_for(config, codex_api_key=codex_api_key)
     resolved = resolve_model(model, default_provider=choice.provider)
     provider = config.model_providers.get(choice.provider_name)
     if provider is None and resolved.provider in ("openai", "chat"):
         from mini_codex.config import ModelProviderConfig
 
-        # The built-in provider: OPENAI_BASE_URL (or api.openai.com), key from OPENAI_API_KEY.
+        # The built-in provider: openai_base_url / OPENAI_BASE_URL (or api.openai.com), key
+        # from CODEX_API_KEY (exec) or OPENAI_API_KEY.
         provider = ModelProviderConfig(
-            name="OpenAI", base_url=choice.base_url, env_key="OPENAI_API_KEY"
+            name="OpenAI", base_url=choice.base_url, env_key=choice.key_env
         )
     return resolved.create(
         provider_name=choice.provider_name,
@@ -227,7 +247,12 @@ def session_cwd(cd: Path | None, resume_path: Path | None) -> Path:
     Resuming a session recorded in the home directory (or ``/``) without ``--cd`` is refused:
     it would silently make that the sandbox's writable root."""
     if cd is None and resume_path is not None:
+        from mini_codex.rollout.resume import missing_cwd_refusal
+
         cd = recorded_cwd(resume_path)
+        refusal = missing_cwd_refusal(str(cd) if cd else None, cd is not None and cd.is_dir())
+        if refusal is not None:
+            raise MiniCodexError(refusal)
         if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
             raise MiniCodexError(
                 f"the session was recorded in {cd}; resuming there would make it the "
@@ -262,6 +287,8 @@ def cli_session_options(
     extra.setdefault(
         "environments", load_environments(home, os.environ.get("MINI_CODEX_EXEC_SERVER_URL"))
     )
+    extra.setdefault("user_home", Path.home())  # ~/.agents/skills
+    extra.setdefault("extensions", installed_extensions())
     return SessionOptions(
         cwd=cwd,
         home=home,
@@ -279,6 +306,28 @@ def cli_session_options(
         approval_callback=approval_callback,
         **extra,
     )
+
+
+def skill_selections(paths: tuple[Path, ...]) -> list[SkillSelection]:
+    """``--skill PATH`` options as structured skill inputs; a missing file is refused."""
+    from mini_codex.skills.model import SkillSelection
+
+    selections = []
+    for path in paths:
+        if not path.is_file():
+            raise MiniCodexError(f"--skill {path}: no such file")
+        selections.append(SkillSelection(path=str(path.resolve())))
+    return selections
+
+
+def installed_extensions() -> list[WorldStateExtension]:
+    """The world-state extensions installed in this Python (entry points of the
+    ``mini_codex.world_state`` group, see docs/extensions.md)."""
+    import importlib.metadata
+
+    from mini_codex.world_state.extensions import EXTENSION_ENTRY_POINT_GROUP, load_extensions
+
+    return load_extensions(importlib.metadata.entry_points(group=EXTENSION_ENTRY_POINT_GROUP))
 
 
 def run_session(
@@ -304,13 +353,21 @@ def run_session(
 
     cwd = session_cwd(cd, resume_path)
     # Everything that can be refused is checked before anything is created or opened.
+    add_dirs = extras.add_dirs if extras else ()
+    config = with_added_dirs(config, add_dirs)
     policy = sandbox_policy(sandbox, config)
+    mode = policy.mode if policy is not None else config.sandbox_mode
+    for notice in run_notices(extras.notices if extras else (), config, add_dirs, mode):
+        _notice(notice)
     user_input = turn_input(prompt, extras.images if extras else ())
+    skill_inputs = skill_selections(extras.skills if extras else ())
     approval_policy = approval_choice(approval)
     local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
     if local is not None:
         config, model_name = local.config, local.name
-    client = local.client if local is not None else client_for(model_name, config)
+    client = (
+        local.client if local is not None else client_for(model_name, config, codex_api_key=True)
+    )
     settle_heap()  # the heavy imports are done (the provider's SDK too)
     try:
         trace = _open_trace(trace_requests)
@@ -361,7 +418,11 @@ def run_session(
             async with Session.open(options) as session:
                 opened.append(session)
                 if not interrupted:
-                    await (action(session) if action is not None else session.run_turn(user_input))
+                    await (
+                        action(session)
+                        if action is not None
+                        else session.run_turn(user_input, skills=skill_inputs)
+                    )
             tg.cancel_scope.cancel()
 
     try:
@@ -423,7 +484,8 @@ def _open_trace(path: Path | None) -> TextIO | None:
 
 
 def recorded_cwd(path: Path) -> Path | None:
-    """The cwd a session was recorded in, if it still exists (resume runs there by default)."""
+    """The cwd a session was recorded in (resume runs there by default, and refuses to when it
+    is gone: ``rollout.resume.missing_cwd_refusal``)."""
     from mini_codex.rollout.resume import read_session_meta
 
     try:
@@ -432,8 +494,7 @@ def recorded_cwd(path: Path) -> Path | None:
         return None
     if meta is None or not meta.cwd:
         return None
-    recorded = Path(meta.cwd)
-    return recorded if recorded.is_dir() else None
+    return Path(meta.cwd)
 
 
 def exec_command(
@@ -451,9 +512,13 @@ def exec_command(
     ephemeral: EphemeralOpt = False,
     skip_git_repo_check: SkipGitOpt = False,
     image: ImageOpt = None,
+    skill: SkillOpt = None,
     profile: ProfileOpt = None,
     oss: OssOpt = False,
     local_provider: LocalProviderOpt = None,
+    add_dir: AddDirOpt = None,
+    thread_source: ThreadSourceOpt = None,
+    cyber_access_program: CyberAccessOpt = None,
 ) -> None:
     """Run one task non-interactively, streaming what the agent does."""
 
@@ -464,7 +529,10 @@ def exec_command(
             output_schema=load_output_schema(output_schema),
             ephemeral=ephemeral,
             images=tuple(image or ()),
+            skills=tuple(skill or ()),
             profile=profile,
+            add_dirs=tuple(add_dir or ()),
+            notices=flag_notices(thread_source, cyber_access_program),
         )
         return run_session(
             read_prompt(prompt, sys.stdin, sys.stderr),

@@ -8,6 +8,12 @@ the pure core never loads a tokenizer).
 
 * **Real user messages** are ``user`` messages that are user input (not an injected context
   fragment, ``context.contextual``) and not an earlier compaction's summary.
+* **Summaries** start with ``SUMMARY_PREFIX``, Codex's own fixed sentence (codex-rs
+  ``SUMMARY_PREFIX``, read from the ``compacted`` line of a Codex 0.169 rollout:
+  ``tests/fixtures/codex_compaction``), so that Codex resuming a mini-codex session and compacting
+  again drops our summary as it drops its own. ``LEGACY_SUMMARY_PREFIXES`` are the sentences
+  earlier mini-codex versions wrote: recognized (a second compaction drops them too), never
+  written. One rule for both directions: :func:`is_summary_text`.
 * **Kept**: the most recent real user messages whose tokens fit ``USER_MESSAGE_BUDGET`` (20,000),
   walking backwards; the oldest kept one is cut to the tokens left when it does not fit whole.
   Then the summary, as a ``user`` message: ``SUMMARY_PREFIX + "\\n" + <last assistant message>``
@@ -25,6 +31,7 @@ from mini_codex.context.contextual import is_user_input_message
 from mini_codex.protocol.items import Message, ResponseItem, message_text, user_message
 
 __all__ = [
+    "LEGACY_SUMMARY_PREFIXES",
     "NO_SUMMARY",
     "SUMMARIZATION_PROMPT",
     "SUMMARY_PREFIX",
@@ -32,7 +39,9 @@ __all__ = [
     "build_replacement_history",
     "insert_initial_context",
     "is_summary_message",
+    "is_summary_text",
     "real_user_messages",
+    "strip_summary_prefix",
     "summary_text",
 ]
 
@@ -40,11 +49,23 @@ USER_MESSAGE_BUDGET = 20_000
 """Tokens of recent user messages a compaction keeps verbatim."""
 
 SUMMARY_PREFIX = (
+    "Another language model started to solve this problem and produced a summary of its "
+    "thinking process. You also have access to the state of the tools that were used by that "
+    "language model. Use this to build on the work that has already been done and avoid "
+    "duplicating work. Here is the summary produced by the other language model, use the "
+    "information in this summary to assist with your own analysis:"
+)
+"""Starts every summary message we write: Codex's sentence, byte for byte (how a summary is told
+apart from user input, by Codex and by us)."""
+
+LEGACY_SUMMARY_PREFIXES: tuple[str, ...] = (
     "Another model worked on this conversation before you and wrote the handoff summary below. "
     "The tools it used are still in the state it left them. Continue from this summary instead "
-    "of redoing finished work:"
+    "of redoing finished work:",
 )
-"""Starts every summary message (how a summary is told apart from user input)."""
+"""Summary prefixes written by earlier mini-codex versions: recognized, never written."""
+
+_ALL_SUMMARY_PREFIXES = (SUMMARY_PREFIX, *LEGACY_SUMMARY_PREFIXES)
 
 NO_SUMMARY = "(no summary available)"
 
@@ -62,12 +83,21 @@ Counter = Callable[[str], int]
 Truncator = Callable[[str, int], str]
 
 
+def is_summary_text(text: str) -> bool:
+    """Whether ``text`` is a compaction summary, ours or Codex's (any version)."""
+    return text.startswith(_ALL_SUMMARY_PREFIXES)
+
+
+def strip_summary_prefix(text: str) -> str:
+    """The summary body of a summary message (``text`` unchanged when it is none)."""
+    for prefix in _ALL_SUMMARY_PREFIXES:
+        if text.startswith(prefix):
+            return text[len(prefix) :].strip()
+    return text
+
+
 def is_summary_message(item: ResponseItem) -> bool:
-    return (
-        isinstance(item, Message)
-        and item.role == "user"
-        and message_text(item).startswith(SUMMARY_PREFIX)
-    )
+    return isinstance(item, Message) and item.role == "user" and is_summary_text(message_text(item))
 
 
 def real_user_messages(items: Sequence[ResponseItem]) -> list[str]:

@@ -43,6 +43,24 @@ HEAD_LINES = 8
 """How many leading lines are searched for the identity-giving ``session_meta``."""
 
 
+def missing_cwd_refusal(
+    recorded: str | None, is_directory: bool, option: str = "--cd"
+) -> str | None:
+    """The one-line refusal to resume, by default, a session whose recorded cwd is gone (pure).
+
+    ``recorded`` is the session's recorded cwd (None: none recorded), ``is_directory`` whether it
+    is a directory now, ``option`` how the caller names the way to choose one (``--cd`` for the
+    CLI and the UI, ``working_directory=`` for the SDK). None: nothing to refuse. Resuming in
+    the process's directory instead would run the session somewhere it was never recorded
+    (from ``$HOME``, past the refusal of a session recorded in the home directory)."""
+    if recorded is None or is_directory:
+        return None
+    return (
+        f"the session was recorded in {recorded}, which is not a directory any more; "
+        f"pass {option} DIR to resume it elsewhere"
+    )
+
+
 def load_resume_state(path: str | os.PathLike[str]) -> Reconstructed:
     """The state a resumed session starts from, reading only the tail of the file."""
     return _reconstruct(Path(path), early_exit=True)

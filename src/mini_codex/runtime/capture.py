@@ -30,13 +30,15 @@ from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.deadline import DeadlineCall, Late
 from mini_codex.runtime.environments_step import route_tools, step_snapshot, world_environments
+from mini_codex.runtime.extension_inputs import extension_context
 from mini_codex.runtime.mcp_tools import mcp_registered_tools
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
 from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.sandbox.launch import detect_sandbox
 from mini_codex.sandbox.policy import writable_roots
+from mini_codex.skills.capture import capture_skills
 from mini_codex.world_state import WorldState, WorldStateExtension
-from mini_codex.world_state.extensions import ExtensionContext, contribute_sections
+from mini_codex.world_state.extensions import ExtensionStores, contribute_sections
 from mini_codex.world_state.sections import (
     AgentsMdSection,
     EnvironmentsSection,
@@ -53,6 +55,7 @@ from mini_codex.world_state.workspace_files import WorkspaceFiles
 if TYPE_CHECKING:  # the MCP runtime (and its SDK) is loaded only when servers are configured
     from mini_codex.environments.manager import ThreadEnvironments
     from mini_codex.mcp.runtime import McpRuntime
+    from mini_codex.skills.service import SkillsService
 
 CaptureProbe = Callable[[str], Awaitable[None]]
 """Called with the phase name before each await of a capture (tests use it to cancel there)."""
@@ -105,6 +108,10 @@ class StepServices:
     last_workspace: WorkspaceFiles | None = None
     environments: ThreadEnvironments | None = None
     """The session's environments (issue 26); None: the classic single local environment."""
+    skills: SkillsService | None = None
+    """The session's skills (None: no skills catalog); discovered once per turn."""
+    extension_stores: ExtensionStores = field(default_factory=ExtensionStores)
+    """The session and thread stores extensions keep data in (the turn store is per turn)."""
 
 
 async def _phase(services: StepServices, name: str) -> None:
@@ -173,6 +180,15 @@ async def capture_step(
         agents_md = services.last_agents_md = loaded
         notes.extend(loaded.warnings)
 
+    skills = None
+    if services.skills is not None:
+        skills, skill_notes = await capture_skills(
+            services.skills, turn.cwd, turn.turn_id, turn.model, turn.session.config
+        )
+        if services.on_warning is not None:
+            for warning in skill_notes:
+                services.on_warning(warning)
+
     await _phase(services, "sandbox")
     if services.sandbox is None:
         services.sandbox = await detect_sandbox()
@@ -223,11 +239,13 @@ async def capture_step(
         ),
         notes=tuple(display_path(note) for note in notes),
         environment_snapshot=snapshot,
+        skills=skills,
     )
     world_state = build_world_state(
         step,
         previous_model=previous_model,
         extensions=services.extensions,
+        stores=services.extension_stores,
         persist_cap=services.persist_cap,
         render_cap=services.render_cap,
     )
@@ -271,6 +289,7 @@ def build_world_state(
     extensions: Sequence[WorldStateExtension] = (),
     persist_cap: int = 2000,
     render_cap: int = 100,
+    stores: ExtensionStores | None = None,
 ) -> WorldState:
     """The step's WorldState in the built-in order, then extension sections (DESIGN §4)."""
     turn = step.turn
@@ -291,8 +310,10 @@ def build_world_state(
     pending_mcp = step.mcp.pending if step.mcp is not None else {}
     world_state.add(ToolsSection({**pending_mcp, **step.router.namespaces()}))
     world_state.add(CaptureNotesSection(step.notes))
+    if step.skills is not None and step.skills.section is not None:
+        world_state.add(step.skills.section)  # goes just before `permissions` (WorldState.add)
     if extensions:
-        context = ExtensionContext(cwd=str(turn.cwd), model=turn.model, turn_id=turn.turn_id)
+        context = extension_context(step, stores or ExtensionStores())
         for section in contribute_sections(extensions, context):
             world_state.add(section)
     return world_state

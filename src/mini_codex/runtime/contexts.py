@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mini_codex.mcp.binding import McpBinding
     from mini_codex.runtime.tool_router import ToolRouter
     from mini_codex.sandbox.bwrap import SandboxAvailability
+    from mini_codex.skills.service import StepSkills
     from mini_codex.tools.approvals import Approvals
     from mini_codex.world_state.sections.environments import Environment
     from mini_codex.world_state.workspace_files import WorkspaceFiles
@@ -102,3 +103,5 @@ class StepContext:
     environment_snapshot: EnvironmentSnapshot | None = None
     """The readiness of the turn's selected environments at capture (issue 26); None: the
     classic single local environment."""
+    skills: StepSkills | None = None
+    """The turn's skills (catalog, ``host_skills`` section); None when skills are off."""

@@ -56,6 +56,10 @@ from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.rule_files import load_rule_files
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.runtime.turn import TokenTotals, TurnDeps, TurnState, run_compact_task, run_turn
+from mini_codex.skills.discovery import DEFAULT_ADMIN_ROOT, SkillRootsConfig
+from mini_codex.skills.model import SkillSelection
+from mini_codex.skills.plugins import apply_plugins, load_plugins, plugin_skill_roots
+from mini_codex.skills.service import SkillsService
 from mini_codex.tools.apply_patch import ApplyPatchTool
 from mini_codex.tools.shell import ShellTool
 from mini_codex.tools.unified_exec import unified_exec_tools
@@ -173,6 +177,10 @@ class SessionOptions:
     read by ``cli/``); None or local-only: the classic single local environment."""
     rules: RuleSet | None = None
     """Command rules; None loads ``$home/rules/*.rules`` and ``<cwd>/.mini-codex/rules/*.rules``."""
+    user_home: Path | None = None
+    """The user's home directory (``~/.agents/skills`` is a skills root); None: not searched."""
+    admin_skills_root: Path | None = Path(DEFAULT_ADMIN_ROOT)
+    """The admin skills root (Codex's ``/etc/codex/skills``); None: not searched."""
 
 
 def _sandbox_from_config(config: Config) -> SandboxPolicy:
@@ -194,7 +202,9 @@ def _sandbox_from_config(config: Config) -> SandboxPolicy:
 class Session:
     def __init__(self, options: SessionOptions, task_group: TaskGroup) -> None:
         self.options = options
-        self.config = options.config
+        plugins, self._startup_warnings = load_plugins(options.config.plugins)
+        self.config, clashes = apply_plugins(options.config, plugins)
+        self._startup_warnings += clashes
         self.model = options.model or options.config.model
         self.sandbox = options.sandbox or _sandbox_from_config(options.config)
         self.approval_policy: ApprovalPolicy = (
@@ -221,7 +231,7 @@ class Session:
         )
         self._closeable_tools = [entry.tool for entry in tools if hasattr(entry.tool, "aclose")]
         self.hooks = Hooks(
-            options.config.hooks,
+            self.config.hooks,
             options.config.notify,
             cwd=self.cwd,
             env=options.env,
@@ -245,6 +255,16 @@ class Session:
             user_instructions=global_agents_md(options.home),
             wrap_tool=self.hooks.wrap if self.hooks.wraps_tools else None,
         )
+        if self.config.skills.enabled:
+            self.services.skills = SkillsService(
+                SkillRootsConfig(
+                    home=options.home,
+                    user_home=options.user_home,
+                    admin_root=options.admin_skills_root,
+                    project_root_markers=tuple(self.config.project_root_markers),
+                    plugin_roots=plugin_skill_roots(plugins),
+                )
+            )
         self.approvals = SessionApprovals(
             self.recording,
             rules=options.rules
@@ -384,6 +404,8 @@ class Session:
                 resumed=resumed,
             )
         )
+        for warning in self._startup_warnings:  # plugins that did not load
+            self._emit(WarningEvent(message=warning))
         await self.hooks.session_start("resume" if resumed else "startup")
 
     def _restore(self, path: Path) -> None:
@@ -393,6 +415,8 @@ class Session:
         self.history.replace(state.history)
         if state.world_state is not None:
             self.history.set_world_state_baseline(WorldStateSnapshot.from_json(state.world_state))
+            if "host_skills" in state.world_state and self.services.skills is not None:
+                self.services.skills.mark_listed()
             # Commands approved for the session stay approved when it is resumed.
             permissions = state.world_state.get("permissions")
             saved = (
@@ -542,17 +566,20 @@ class Session:
         text: str | Sequence[ResponseItem],
         *,
         output_schema: dict[str, Any] | None = None,
+        skills: Sequence[SkillSelection] = (),
     ) -> str | None:
         """Run one user turn to completion; returns the last agent message.
 
         Turns run one at a time: while another turn runs (or is finishing), this waits for it.
-        ``output_schema`` (a JSON Schema) is sent with this turn's requests.
+        ``output_schema`` (a JSON Schema) is sent with this turn's requests; ``skills`` are
+        structured skill inputs (their ``SKILL.md`` is injected after the input).
         """
         while self._turn_done is not None and self._active is not None:
             await self._turn_done.wait()
         if self._closing:
             raise MiniCodexError("the session is shutting down")
-        return await self._run_turn(*self._claim_turn(text), output_schema=output_schema)
+        claimed = self._claim_turn(text)
+        return await self._run_turn(*claimed, output_schema=output_schema, skills=skills)
 
     def _claim_turn(
         self, text: str | Sequence[ResponseItem]
@@ -576,6 +603,7 @@ class Session:
         items: list[ResponseItem],
         turn_id: str,
         output_schema: dict[str, Any] | None = None,
+        skills: Sequence[SkillSelection] = (),
     ) -> str | None:
         done = self._turn_done
         assert done is not None
@@ -584,7 +612,7 @@ class Session:
             turn = self.new_turn_context(turn_id, output_schema)
             deps = self._deps()
             with scope:
-                result = await run_turn(self.state, turn, items, deps)
+                result = await run_turn(self.state, turn, items, deps, skills=skills)
                 interrupted = False
                 texts = [message_text(i) for i in items if isinstance(i, Message)]
                 await self.hooks.turn_ended(turn_id, texts, result, self._tg)
@@ -658,6 +686,11 @@ class Session:
             raise EmptyInputError("steering input is empty")
         self.state.pending_input.append(user_message(text))
         return actual
+
+    def skill_names(self) -> list[str]:
+        """Names of the skills of the latest turn (what ``$`` completes to in the UI)."""
+        skills = self.services.skills
+        return list(dict.fromkeys(skills.names(self.cwd))) if skills is not None else []
 
     def interrupt(self) -> None:
         if self._active is not None:

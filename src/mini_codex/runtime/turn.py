@@ -34,7 +34,7 @@ from mini_codex.protocol import (
     user_message,
 )
 from mini_codex.protocol.items import Message
-from mini_codex.protocol.session_events import ErrorEvent, StepStarted
+from mini_codex.protocol.session_events import ErrorEvent, StepStarted, WarningEvent
 from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.capture import StepServices, capture_step
 from mini_codex.runtime.compaction import (
@@ -55,6 +55,9 @@ from mini_codex.runtime.context_updates import (
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.sampling import run_sampling_request
+from mini_codex.skills.mentions import build_skill_injections, select_skills
+from mini_codex.skills.model import SkillSelection
+from mini_codex.skills.service import StepSkills
 
 TURN_ABORTED_MARKER = (
     "<turn_aborted>\nThe user interrupted the previous turn; its unfinished work was abandoned."
@@ -124,6 +127,27 @@ async def _record_input(state: TurnState, items: Sequence[ResponseItem]) -> None
             recording.emit(event)
 
 
+async def _inject_skills(
+    state: TurnState,
+    skills: StepSkills | None,
+    items: Sequence[ResponseItem],
+    selections: Sequence[SkillSelection] = (),
+) -> None:
+    """After the input: one ``<skill>`` user message per explicitly used skill (``$name`` in the
+    text or a structured selection); a skill that cannot be read is a warning."""
+    if skills is None:
+        return
+    texts = [
+        message_text(item) for item in items if isinstance(item, Message) and item.role == "user"
+    ]
+    chosen, warnings = select_skills(skills.outcome, texts, selections)
+    injections = build_skill_injections(chosen)
+    for warning in (*warnings, *injections.warnings):
+        state.recording.emit(WarningEvent(message=warning))
+    if injections.texts:
+        await state.recording.record_items([user_message(text) for text in injections.texts])
+
+
 def _mentioned_mcp_servers(items: Sequence[ResponseItem]) -> frozenset[str]:
     """Servers named as ``mcp://NAME`` in user input: the step waits for them (spec §6.4)."""
     return mentioned_servers(
@@ -139,9 +163,16 @@ async def _persist_event(
 
 
 async def run_turn(
-    state: TurnState, turn: TurnContext, user_input: Sequence[ResponseItem], deps: TurnDeps
+    state: TurnState,
+    turn: TurnContext,
+    user_input: Sequence[ResponseItem],
+    deps: TurnDeps,
+    *,
+    skills: Sequence[SkillSelection] = (),
 ) -> str | None:
-    """Run one turn to completion; returns the last agent message (None on error/abort)."""
+    """Run one turn to completion; returns the last agent message (None on error/abort).
+
+    ``skills``: structured skill inputs of the turn (see ``_inject_skills``)."""
     recording = state.recording
     recording.turn_id = turn.turn_id
     await _persist_event(state, TaskStarted(turn_id=turn.turn_id))
@@ -172,6 +203,7 @@ async def run_turn(
         state.reference_context = update.reference_context
         await _record_input(state, user_input)
         input_recorded = True
+        await _inject_skills(state, first_step.skills, user_input, skills)
         if trigger is not None:
             # The active context now holds the re-injected context and the input too.
             state.context_tokens = context_tokens(
@@ -188,6 +220,7 @@ async def run_turn(
             pending = state.take_pending() if can_drain else []
             if pending:
                 await _record_input(state, pending)
+                await _inject_skills(state, first_step.skills, pending)
                 required_mcp |= _mentioned_mcp_servers(pending)
             if state.checkpoint is not None:
                 await state.checkpoint()

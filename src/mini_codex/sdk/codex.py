@@ -119,12 +119,14 @@ class Codex:
         approval_policy: str | None = None,
         skip_git_repo_check: bool = False,
     ) -> Thread:
-        """A new thread; it starts (and gets its ``id``) with its first ``run``."""
+        """A new thread; it starts (and gets its ``id``) with its first ``run``.
+
+        A ``working_directory`` that is missing or not a directory is refused here (CodexError)."""
         del skip_git_repo_check  # accepted for Codex compatibility: no repository check here
         return Thread(
             self,
             ThreadOptions(
-                working_directory=Path(working_directory or Path.cwd()).resolve(),
+                working_directory=_directory(working_directory or Path.cwd()),
                 model=model,
                 sandbox_mode=sandbox_mode,
                 approval_policy=approval_policy,
@@ -142,22 +144,30 @@ class Codex:
     ) -> Thread:
         """A recorded thread: an id (or prefix) of ours or of the Codex CLI, or a rollout path.
 
-        A Codex CLI rollout is copied into ``home`` first (the Codex file is never written)."""
-        path = self._find_rollout(thread_id)
-        if not path.resolve().is_relative_to(self.home.resolve()):
-            path = self._import_rollout(path)
-        from mini_codex.rollout.resume import read_session_meta
+        A Codex CLI rollout is copied into ``home`` first (the Codex file is never written), once
+        it is known to be a rollout this SDK can resume: nothing is copied for a file that is not
+        one, nor for a session whose recorded cwd is gone and no ``working_directory`` is given."""
+        from mini_codex.rollout.resume import missing_cwd_refusal, read_session_meta
 
+        path = self._find_rollout(thread_id)
         try:
             meta = read_session_meta(path)
         except MiniCodexError as exc:
             raise CodexError(str(exc)) from None
-        recorded_cwd = Path(meta.cwd) if meta is not None and meta.cwd else None
-        cwd = working_directory or (
-            recorded_cwd if recorded_cwd is not None and recorded_cwd.is_dir() else Path.cwd()
-        )
+        recorded = meta.cwd if meta is not None and meta.cwd else None
+        if working_directory is not None:
+            cwd = _directory(working_directory)
+        else:
+            refusal = missing_cwd_refusal(
+                recorded, recorded is not None and Path(recorded).is_dir(), "working_directory="
+            )
+            if refusal is not None:
+                raise CodexError(refusal)
+            cwd = _directory(recorded or Path.cwd())
+        if not path.resolve().is_relative_to(self.home.resolve()):
+            path = self._import_rollout(path)
         options = ThreadOptions(
-            working_directory=Path(cwd).resolve(),
+            working_directory=cwd,
             model=model,
             sandbox_mode=sandbox_mode,
             approval_policy=approval_policy,
@@ -191,3 +201,12 @@ class Codex:
             folder.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
         return target
+
+
+def _directory(path: str | Path) -> Path:
+    """``path`` resolved; CodexError when it is missing or not a directory."""
+    resolved = Path(path).expanduser().resolve()
+    if not resolved.is_dir():
+        what = "does not exist" if not resolved.exists() else "is not a directory"
+        raise CodexError(f"working directory {resolved} {what}")
+    return resolved

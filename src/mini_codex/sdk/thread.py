@@ -12,7 +12,7 @@ import math
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -32,6 +32,7 @@ from mini_codex.protocol.exec_events import (
 )
 from mini_codex.runtime.exec_events import ExecEventMapper
 from mini_codex.runtime.output_schema import check_schema, final_message_error
+from mini_codex.skills.model import SkillSelection
 from mini_codex.tools.images import image_data_url
 
 if TYPE_CHECKING:
@@ -41,7 +42,13 @@ if TYPE_CHECKING:
 __all__ = ["CodexError", "Input", "StreamedTurn", "Thread", "ThreadOptions", "Turn"]
 
 Input: TypeAlias = str | Sequence[Mapping[str, Any]]
-"""A prompt, or parts: ``{"type": "text", "text": ...}`` / ``{"type": "local_image", "path"}``."""
+"""A prompt, or parts: ``{"type": "text", "text": ...}`` / ``{"type": "local_image", "path"}`` /
+``{"type": "skill", "name": ..., "path": ".../SKILL.md"}`` (the skill's file is injected)."""
+
+
+class _TurnInput(NamedTuple):
+    items: str | list[ResponseItem]
+    skills: list[SkillSelection]
 
 
 class CodexError(MiniCodexError):
@@ -73,19 +80,26 @@ class StreamedTurn:
     """Leaving the iteration early (``break`` + ``aclose()``) interrupts the turn."""
 
 
-def _turn_input(value: Input) -> str | list[ResponseItem]:
+def _turn_input(value: Input) -> _TurnInput:
     if isinstance(value, str):
-        return value
+        return _TurnInput(value, [])
     parts: list[Any] = []
+    skills: list[SkillSelection] = []
     for part in value:
         match part.get("type"):
             case "text":
                 parts.append(InputText(text=str(part.get("text", ""))))
             case "local_image":
                 parts.append(InputImage(image_url=image_data_url(Path(str(part.get("path"))))))
+            case "skill":
+                path, name = part.get("path"), part.get("name")
+                if not isinstance(path, str) or not path:
+                    raise CodexError("a skill input part needs a path (its SKILL.md)")
+                selection_name = name if isinstance(name, str) else None
+                skills.append(SkillSelection(str(Path(path).resolve()), selection_name))
             case other:
-                raise CodexError(f"unknown input part type {other!r} (text, local_image)")
-    return [Message(role="user", content=parts)]
+                raise CodexError(f"unknown input part type {other!r} (text, local_image, skill)")
+    return _TurnInput([Message(role="user", content=parts)] if parts else [], skills)
 
 
 @dataclass
@@ -173,7 +187,7 @@ class Thread:
         return StreamedTurn(events=self._events(turn_input, output_schema))
 
     async def _events(
-        self, turn_input: str | list[ResponseItem], output_schema: dict[str, Any] | None
+        self, turn_input: _TurnInput, output_schema: dict[str, Any] | None
     ) -> AsyncGenerator[ExecEvent, None]:
         send, receive = anyio.create_memory_object_stream[ExecEvent](math.inf)
         outcome = _Outcome()
@@ -201,7 +215,7 @@ class Thread:
 
     async def _drive(
         self,
-        turn_input: str | list[ResponseItem],
+        turn_input: _TurnInput,
         output_schema: dict[str, Any] | None,
         send: MemoryObjectSendStream[ExecEvent],
         outcome: _Outcome,
@@ -243,7 +257,9 @@ class Thread:
                     self._rollout = session.rollout_path
                     self._id = session.session_id
                     self._session = session
-                    await session.run_turn(turn_input, output_schema=output_schema)
+                    await session.run_turn(
+                        turn_input.items, output_schema=output_schema, skills=turn_input.skills
+                    )
             except MiniCodexError as exc:
                 outcome.error = str(exc)
             finally:

@@ -359,6 +359,11 @@ class MiniCodexApp(App[None]):
                 Option(Text.assemble((f"/{c.name}", "bold"), f"  {c.help}"), id=c.name)
                 for c in slash.complete(message.completion.query)
             ]
+        elif message.completion is not None and message.completion.kind == "skill":
+            options = [
+                Option(f"${name}", id=name)
+                for name in best_matches(message.completion.query, self.skill_names())
+            ]
         elif message.completion is not None:
             options = [
                 Option(path, id=path)
@@ -369,6 +374,10 @@ class MiniCodexApp(App[None]):
         if options:
             menu.highlighted = 0
         self.query_one(Composer).menu_open = bool(options)
+
+    def skill_names(self) -> tuple[str, ...]:
+        """What ``$`` completes to: the session's skills (read again for every ``$`` word)."""
+        return tuple(self.session.skill_names()) if self.session is not None else ()
 
     def workspace_files(self) -> tuple[str, ...]:
         if self._files is None:

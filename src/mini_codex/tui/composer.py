@@ -16,11 +16,13 @@ from mini_codex.tui.history import PromptHistory
 PASTE_COLLAPSE_CHARS = 800
 PASTE_COLLAPSE_LINES = 12
 _MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
+_SKILL = re.compile(r"(?:^|\s)\$([A-Za-z0-9_:-]*)$")
 
 
 @dataclass(frozen=True)
 class Completion:
-    """What is being completed: ``kind`` ``slash`` or ``mention``, the partial word typed."""
+    """What is being completed: ``kind`` ``slash``, ``mention`` (``@`` files) or ``skill``
+    (``$`` skill names), the partial word typed."""
 
     kind: str
     query: str
@@ -139,6 +141,9 @@ class Composer(TextArea):
         match = _MENTION.search(line)
         if match is not None:
             return Completion("mention", match.group(1))
+        match = _SKILL.search(line)
+        if match is not None:
+            return Completion("skill", match.group(1))
         return None
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
@@ -148,5 +153,5 @@ class Composer(TextArea):
         """Replace the partial word being completed by ``choice``."""
         row, column = self.cursor_location
         start = (row, column - len(completion.query) - 1)
-        prefix = "/" if completion.kind == "slash" else "@"
+        prefix = {"slash": "/", "skill": "$"}.get(completion.kind, "@")
         self.replace(f"{prefix}{choice} ", start, (row, column))

@@ -22,9 +22,21 @@ from starlette.routing import Route
 
 from mini_codex.errors import MiniCodexError
 from mini_codex.web.auth import ASGIApp, TokenGuard
-from mini_codex.web.inspector import Inspector, NotFound
+from mini_codex.web.inspector import BadRequest, Inspector, NotFound, parse_offset
 
-__all__ = ["POLL_INTERVAL_S", "create_app", "static_text"]
+__all__ = ["CSP", "POLL_INTERVAL_S", "create_app", "static_text"]
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+"""The server's Content-Security-Policy: its own script and stylesheet only, nothing inline."""
+_SECURITY_HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+_LINE_BLOCK = 1 << 20
 
 POLL_INTERVAL_S = 0.25
 """How often a followed rollout is checked for growth."""
@@ -39,22 +51,48 @@ def _json(data: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(data), status, media_type="application/json")
 
 
+def _error(error: Exception, status: int) -> Response:
+    return _json({"error": " ".join(str(error).split())}, status)
+
+
 def create_app(inspector: Inspector, token: str | None = None) -> ASGIApp:
     async def call(function: Any, *args: Any) -> Response:
         try:
             return _json(await anyio.to_thread.run_sync(function, *args))
+        except BadRequest as error:
+            return _error(error, 400)
         except NotFound as error:
-            return _json({"error": str(error)}, 404)
+            return _error(error, 404)
         except (MiniCodexError, OSError) as error:
-            return _json({"error": " ".join(str(error).split())}, 422)
+            return _error(error, 422)
 
     async def sessions(request: Request) -> Response:
         return await call(inspector.sessions)
 
     async def session(request: Request) -> Response:
         before = request.query_params.get("before")
-        start = int(before) if before is not None and before.isdigit() else None
+        try:
+            start = None if before is None else parse_offset(before, "before")
+        except BadRequest as error:
+            return _error(error, 400)
         return await call(inspector.session, request.path_params["id"], start)
+
+    async def line(request: Request) -> Response:
+        """One whole line of a rollout (a text cut in the documents), streamed in blocks."""
+        try:
+            offset = parse_offset(request.path_params["offset"], "offset")
+            path, start, size = await anyio.to_thread.run_sync(
+                inspector.line_range, request.path_params["id"], offset
+            )
+        except BadRequest as error:
+            return _error(error, 400)
+        except NotFound as error:
+            return _error(error, 404)
+        except (MiniCodexError, OSError) as error:
+            return _error(error, 422)
+        return StreamingResponse(
+            _line_blocks(path, start, size, request), media_type="text/plain; charset=utf-8"
+        )
 
     async def world_state(request: Request) -> Response:
         params = request.path_params
@@ -67,8 +105,10 @@ def create_app(inspector: Inspector, token: str | None = None) -> ASGIApp:
     async def events(request: Request) -> Response:
         try:
             path = await anyio.to_thread.run_sync(inspector.path_of, request.path_params["id"])
+        except BadRequest as error:
+            return _error(error, 400)
         except NotFound as error:
-            return _json({"error": str(error)}, 404)
+            return _error(error, 404)
         return StreamingResponse(
             _follow(path, request),
             media_type="text/event-stream",
@@ -94,9 +134,46 @@ def create_app(inspector: Inspector, token: str | None = None) -> ASGIApp:
             Route("/api/sessions/{id}/steps/{step_id}/world_state", world_state),
             Route("/api/sessions/{id}/steps/{step_id}/request", step_request),
             Route("/api/sessions/{id}/events", events),
+            Route("/api/sessions/{id}/lines/{offset}", line),
         ]
     )
-    return TokenGuard(app, token)
+    return TokenGuard(_SecurityHeaders(app), token)
+
+
+class _SecurityHeaders:
+    """Every response carries the CSP (no inline script, no other origin) and ``nosniff``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [(k.encode(), v.encode()) for k, v in _SECURITY_HEADERS.items()]
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+async def _line_blocks(path: Path, start: int, size: int, request: Request) -> AsyncIterator[bytes]:
+    """The bytes of the line starting at ``start``, up to its newline, until the client leaves."""
+    async with await anyio.open_file(path, "rb") as handle:
+        await handle.seek(start)
+        position = start
+        while position < size:
+            block = await handle.read(min(_LINE_BLOCK, size - position))
+            if not block:
+                return
+            newline = block.find(b"\n")
+            if newline >= 0:
+                yield block[:newline]
+                return
+            yield block
+            position += len(block)
+            if await request.is_disconnected():
+                return
 
 
 async def _follow(path: Path, request: Request) -> AsyncIterator[bytes]:

@@ -5,8 +5,10 @@ and then only to requests whose ``Host`` header is one of them (a web page that 
 DNS name to 127.0.0.1 gets 403).
 Any other bind address (``0.0.0.0``, a LAN address, even another ``127.x`` address) gets a random
 token printed with the URL; a request without it gets 401 and no data. The token is accepted as
-``?token=…`` (the page then keeps it in a same-site cookie), as that cookie, or as
-``Authorization: Bearer …``.
+``?token=…`` (the page then keeps it in a same-site, HttpOnly cookie named after the server's port,
+``mini_codex_token_PORT``, and takes it out of the address bar), as that cookie, or as
+``Authorization: Bearer …``. Tokens are compared as bytes in constant time (any presented value,
+ASCII or not, is a 401 when it is not the token).
 """
 
 from __future__ import annotations
@@ -18,9 +20,17 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
-__all__ = ["COOKIE", "TokenGuard", "loopback_host_header", "needs_token", "new_token"]
+__all__ = [
+    "COOKIE",
+    "TokenGuard",
+    "cookie_name",
+    "loopback_host_header",
+    "needs_token",
+    "new_token",
+]
 
 COOKIE = "mini_codex_token"
+"""The cookie's name prefix: the cookie of the server on port P is ``mini_codex_token_P``."""
 _LOOPBACK_NAMES = frozenset({"127.0.0.1", "::1", "[::1]", "localhost"})
 
 Scope = MutableMapping[str, Any]
@@ -37,6 +47,15 @@ def needs_token(host: str) -> bool:
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
+
+
+def cookie_name(port: int | None) -> str:
+    """The token cookie of the server on ``port`` (two inspectors on one host keep apart)."""
+    return f"{COOKIE}_{port}" if port is not None else COOKIE
+
+
+def _same_token(presented: str, token: str) -> bool:
+    return hmac.compare_digest(presented.encode("utf-8", "surrogateescape"), token.encode())
 
 
 class TokenGuard:
@@ -60,8 +79,10 @@ class TokenGuard:
             return
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         from_query = query.get("token", [None])[0]
-        presented = from_query or _bearer(headers) or _cookie(headers)
-        if presented is None or not hmac.compare_digest(presented, self.token):
+        server = scope.get("server")
+        name = cookie_name(server[1] if server and len(server) > 1 else None)
+        presented = from_query or _bearer(headers) or _cookie(headers, name)
+        if presented is None or not _same_token(presented, self.token):
             await _refuse(
                 send, 401, b"unauthorized: this server needs its access token (?token=...)"
             )
@@ -69,7 +90,7 @@ class TokenGuard:
         if from_query is None:
             await self.app(scope, receive, send)
             return
-        cookie = f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+        cookie = f"{name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
 
         async def send_with_cookie(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -84,7 +105,7 @@ def _bearer(headers: dict[str, bytes]) -> str | None:
     return value[7:] if value.lower().startswith("bearer ") else None
 
 
-def _cookie(headers: dict[str, bytes]) -> str | None:
+def _cookie(headers: dict[str, bytes], name: str) -> str | None:
     raw = headers.get("cookie")
     if raw is None:
         return None
@@ -93,7 +114,7 @@ def _cookie(headers: dict[str, bytes]) -> str | None:
         jar.load(raw.decode("latin-1"))
     except Exception:
         return None
-    morsel = jar.get(COOKIE)
+    morsel = jar.get(name)
     return morsel.value if morsel is not None else None
 
 

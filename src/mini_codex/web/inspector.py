@@ -7,7 +7,9 @@ session index (``rollout.index``, its public API only) and the rollout files (re
 
 from __future__ import annotations
 
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,8 @@ from mini_codex.errors import MiniCodexError
 from mini_codex.protocol import SessionMetaLine
 from mini_codex.rollout.index import SessionIndex, SessionInfo
 from mini_codex.rollout.paths import ROLLOUT_SUFFIXES, parse_rollout_filename
+from mini_codex.rollout.reader import ZSTD_SUFFIX
+from mini_codex.web.bounded import cut_document
 from mini_codex.web.diff import diff_states
 from mini_codex.web.request import build_request
 from mini_codex.web.session_view import build_view
@@ -24,17 +28,42 @@ from mini_codex.web.source import (
     WHOLE_FILE_BYTES,
     Window,
     first_model,
+    line_start,
     read_first_line,
     read_window,
     read_window_at,
 )
 from mini_codex.web.view_model import SessionView, StepView
 
-__all__ = ["Inspector", "NotFound", "load_file_view"]
+__all__ = ["BadRequest", "Inspector", "NotFound", "load_file_view", "parse_offset"]
+
+CACHE_BYTES = 64 * 1024 * 1024
+"""The windows kept decoded, counted in file bytes (the oldest go first)."""
+MAX_DIGITS = 19
+"""Offsets and step ids: at most this many ASCII digits (a file is smaller than 10**19 bytes)."""
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+"""A session id as asked for: letters, digits, ``.``, ``_``, ``-`` (no glob metacharacters)."""
 
 
 class NotFound(MiniCodexError):
     """No such session or step."""
+
+
+class BadRequest(MiniCodexError):
+    """A malformed id, offset or number in a request (answered 400)."""
+
+
+def parse_offset(text: str, what: str) -> int:
+    """A byte offset from a request: ASCII digits only, at most :data:`MAX_DIGITS` of them."""
+    if not (0 < len(text) <= MAX_DIGITS) or not text.isascii() or not text.isdigit():
+        raise BadRequest(f"{what}: expected up to {MAX_DIGITS} ASCII digits")
+    return int(text)
+
+
+def check_session_id(session_id: str) -> str:
+    if not _SESSION_ID.fullmatch(session_id):
+        raise BadRequest("session id: letters, digits, '.', '_' and '-' only (up to 200)")
+    return session_id
 
 
 @dataclass(frozen=True)
@@ -87,7 +116,8 @@ class Inspector:
         self.whole_limit = whole_limit
         """Files up to this many bytes are read whole; larger ones in checkpoint windows."""
         self._lock = threading.Lock()
-        self._cache: dict[tuple[Any, ...], Loaded] = {}
+        self._cache: OrderedDict[tuple[Any, ...], Loaded] = OrderedDict()
+        self._cached_bytes = 0
         self._models: dict[tuple[str, int, int], str | None] = {}
 
     def _index(self) -> SessionIndex:
@@ -118,6 +148,7 @@ class Inspector:
         """The rollout of ``session_id``: from the index, else from a file named after it
         (without indexing: opening a session must not wait for the index to read big files),
         else from a refreshed index."""
+        check_session_id(session_id)
         with self._lock, self._index() as index:
             found = [info.path for info in index.find(session_id) if info.id == session_id]
         found = [path for path in found if path.is_file()] or _named(
@@ -134,17 +165,29 @@ class Inspector:
     # --- one session -----------------------------------------------------------------------------
 
     def load(self, path: Path, before: int | None = None, at: int | None = None) -> Loaded:
+        """The window ending at ``before`` or holding offset ``at``, from a cache keyed on the
+        offsets clamped to the file (so offsets past the end are one entry) and bounded in bytes."""
         stat = path.stat()
-        key = (str(path), before, at, stat.st_size, stat.st_mtime_ns)
+        size = stat.st_size
+        if at is not None and at >= size:
+            raise NotFound(f"no line at offset {at} (the file has {size} bytes)")
+        if before is not None and (before >= size or size <= self.whole_limit):
+            before = None  # the newest window
+        key = (str(path), before, at, size, stat.st_mtime_ns)
         with self._lock:
             cached = self._cache.get(key)
-        if cached is not None:
-            return cached
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
         loaded = load_file_view(path, before, at, whole_limit=self.whole_limit)
+        cost = max(loaded.window.end - loaded.window.start, 1)
         with self._lock:
-            if len(self._cache) > 16:
-                self._cache.clear()
-            self._cache[key] = loaded
+            if key not in self._cache:
+                self._cache[key] = loaded
+                self._cached_bytes += cost
+            while self._cached_bytes > CACHE_BYTES and len(self._cache) > 1:
+                _, old = self._cache.popitem(last=False)
+                self._cached_bytes -= max(old.window.end - old.window.start, 1)
         return loaded
 
     def session(self, session_id: str, before: int | None = None) -> dict[str, Any]:
@@ -162,10 +205,21 @@ class Inspector:
         loaded, step = self._step(path, step_id)
         return request_document(loaded, step)
 
+    def line_range(self, session_id: str, offset: int) -> tuple[Path, int, int]:
+        """The file and byte range of the whole line at ``offset`` (a plain file's line start)."""
+        path = self.path_of(session_id)
+        if path.name.endswith(ZSTD_SUFFIX):
+            raise BadRequest("lines of a compressed rollout are not served")
+        size = path.stat().st_size
+        if offset >= size or not line_start(path, offset):
+            raise NotFound(f"no line starts at offset {offset}")
+        return path, offset, size
+
     def _step(self, path: Path, step_id: str) -> tuple[Loaded, StepView]:
-        if not step_id.startswith("o") or not step_id[1:].isdigit():
-            raise NotFound(f"no step {step_id}")
-        loaded = self.load(path, at=int(step_id[1:]))
+        if not step_id.startswith("o"):
+            raise BadRequest("step id: expected o<offset>")
+        offset = parse_offset(step_id[1:], "step id")
+        loaded = self.load(path, at=offset)
         step = loaded.view.steps.get(step_id)
         if step is None:
             raise NotFound(f"no step {step_id}")
@@ -211,22 +265,30 @@ def session_document(session_id: str, path: Path, loaded: Loaded) -> dict[str, A
             "bad_lines": window.stats.bad_lines,
             "unknown_items": window.stats.unknown_items,
         },
+        long_lines=[
+            {"offset": long.offset, "line": long.line, "bytes": long.bytes}
+            for long in window.long_lines
+        ],
     )
-    return document
+    return cut_document(document)
 
 
 def world_state_document(step: StepView) -> dict[str, Any]:
-    return {
-        "step_id": step.step_id,
-        "world_state": step.world_state,
-        "previous": step.previous_world_state,
-        "diff": diff_states(step.previous_world_state, step.world_state),
-    }
+    return cut_document(
+        {
+            "step_id": step.step_id,
+            "world_state": step.world_state,
+            "previous": step.previous_world_state,
+            "diff": diff_states(step.previous_world_state, step.world_state),
+        }
+    )
 
 
 def request_document(loaded: Loaded, step: StepView) -> dict[str, Any]:
     lines = loaded.window.lines[: step.request_index]
-    return {"step_id": step.step_id, **build_request(lines, step.world_state, step.model)}
+    return cut_document(
+        {"step_id": step.step_id, **build_request(lines, step.world_state, step.model)}
+    )
 
 
 def _session_json(info: SessionInfo) -> dict[str, Any]:

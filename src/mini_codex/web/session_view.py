@@ -46,6 +46,7 @@ from mini_codex.protocol import (
 from mini_codex.rollout.replay.checkpoint import CHECKPOINT_KEY
 from mini_codex.rollout.replay.entries import is_user_turn_boundary
 from mini_codex.rollout.replay.forward import BaselineChange, ForwardReplay
+from mini_codex.web.bounded import token_usage
 from mini_codex.web.view_model import (
     LineRef,
     SessionView,
@@ -233,6 +234,7 @@ class _Builder:
                 "call_id": item.call_id,
                 "name": item.name,
                 "line": ref.line,
+                "offset": ref.offset,
                 "arguments": item.arguments if isinstance(item, FunctionCall) else item.input,
                 "output": None,
             }
@@ -244,6 +246,7 @@ class _Builder:
             if found is not None:
                 found["output"] = row.get("text", "")
                 found["output_line"] = ref.line
+                found["output_offset"] = ref.offset
             if step is not None:
                 step.after_tool_output = True
 
@@ -271,9 +274,9 @@ class _Builder:
                     }
                 )
             case TokenCount():
-                info = event.info or {}
-                last = info.get("last_token_usage")
-                if isinstance(last, dict) and self.last_step is not None:
+                info = event.info if isinstance(event.info, dict) else {}
+                last = token_usage(info.get("last_token_usage"))
+                if last is not None and self.last_step is not None:
                     self.last_step.token_usage = last
             case UserMessageEvent():
                 if self.by_user_input:

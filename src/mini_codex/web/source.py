@@ -15,9 +15,9 @@ within :data:`NUMBERED_PREFIX_BYTES` (newlines before it are counted). Compresse
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from mini_codex.protocol import RolloutLine, TurnContextLine
 from mini_codex.rollout.reader import (
@@ -30,14 +30,17 @@ from mini_codex.rollout.reader import (
 from mini_codex.rollout.replay.lines import INVALID_JSON, ReadStats, decode_line, parse_json
 from mini_codex.web.view_model import LineRef
 
-__all__ = ["WHOLE_FILE_BYTES", "Window", "read_window"]
+__all__ = ["MAX_LINE_BYTES", "WHOLE_FILE_BYTES", "LongLine", "Window", "line_start", "read_window"]
 
 WHOLE_FILE_BYTES = 4 * 1024 * 1024
 """Files up to this size are read whole; larger ones in checkpoint windows."""
 NUMBERED_PREFIX_BYTES = 64 * 1024 * 1024
 """A window starting this far into a file or less gets line numbers (newlines are counted)."""
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""Longer lines are not read (a window lists them; ``/lines/OFFSET`` streams one)."""
 _BLOCK = 1 << 20
 _COMPACTED = b'"type":"compacted"'
+_HEAD = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,39 @@ class Window:
     """Start of the window before this one (None: this is the first)."""
     size: int
     whole: bool
+    long_lines: tuple[LongLine, ...] = ()
+    """Lines longer than :data:`MAX_LINE_BYTES`, skipped unread."""
+
+
+@dataclass(frozen=True)
+class LongLine:
+    offset: int
+    line: int | None
+    bytes: int
+
+
+def _skip_line(handle: BinaryIO, offset: int, end: int) -> int:
+    """Read past the rest of the line at the handle's position (in blocks, keeping none)."""
+    while offset < end:
+        block = handle.read(min(_BLOCK, end - offset))
+        if not block:
+            break
+        newline = block.find(b"\n")
+        if newline >= 0:
+            offset += newline + 1
+            handle.seek(offset)
+            return offset
+        offset += len(block)
+    return offset
+
+
+def line_start(path: Path, offset: int) -> bool:
+    """Whether a line of ``path`` starts at byte ``offset`` (plain files)."""
+    if offset == 0:
+        return True
+    with path.open("rb") as handle:
+        handle.seek(offset - 1)
+        return handle.read(1) == b"\n"
 
 
 def read_window(
@@ -70,7 +106,7 @@ def read_window(
     size = path.stat().st_size
     if size <= whole_limit:
         return _decode(path, 0, size, None, size, first_line=1)
-    end = size if before is None else min(before, size)
+    end = size if before is None else max(0, min(before, size))
     start = _compaction_before(path, end)
     previous = _compaction_before(path, start) if start > 0 else None
     return _decode(path, start, end, previous, size, first_line=_line_at(path, start))
@@ -84,7 +120,7 @@ def read_window_at(path: Path, offset: int, *, whole_limit: int = WHOLE_FILE_BYT
     size = path.stat().st_size
     if size <= whole_limit:
         return _decode(path, 0, size, None, size, first_line=1)
-    start = _compaction_before(path, offset + 1)
+    start = _compaction_before(path, min(offset, size) + 1)
     end = _compaction_after(path, start, size)
     previous = _compaction_before(path, start) if start > 0 else None
     return _decode(path, start, end, previous, size, first_line=_line_at(path, start))
@@ -93,7 +129,7 @@ def read_window_at(path: Path, offset: int, *, whole_limit: int = WHOLE_FILE_BYT
 def read_first_line(path: Path) -> RolloutLine | None:
     """The file's first line, decoded (the ``session_meta`` of a window read from the middle)."""
     with path.open("rb") as handle:
-        first = handle.readline(_BLOCK * 64)
+        first = handle.readline(MAX_LINE_BYTES)
     return decode_raw(first, ReadStats()) if first.strip() else None
 
 
@@ -146,26 +182,38 @@ def _decode(
     warnings: list[str] = []
     lines: list[RolloutLine] = []
     refs: list[LineRef] = []
-    with path.open("rb") as handle:
-        handle.seek(start)
-        data = handle.read(end - start)
+    long_lines: list[LongLine] = []
     offset = start
     numbered = first_line is not None
     number = (first_line or 1) - 1
-    for raw in io.BytesIO(data).readlines():
-        number += 1
-        here = offset
-        offset += len(raw)
-        if not raw.strip():
-            continue
-        label = f"line {number}" if numbered else f"offset {here}"
-        bad = stats.bad_lines
-        line = decode_raw(raw, stats)
-        if stats.bad_lines > bad:
-            warnings.append(f"{label}: not a valid rollout line, skipped")
-        if line is not None:
-            lines.append(line)
-            refs.append(LineRef(here, number if numbered else None))
+    with path.open("rb") as handle:
+        handle.seek(start)
+        while offset < end:
+            raw = handle.readline(min(MAX_LINE_BYTES + 1, end - offset))
+            if not raw:
+                break
+            number += 1
+            here = offset
+            offset += len(raw)
+            label = f"line {number}" if numbered else f"offset {here}"
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                # Not read: its bytes are skipped without keeping them (its text: /lines/OFFSET).
+                offset = _skip_line(handle, offset, end)
+                long_lines.append(LongLine(here, number if numbered else None, offset - here))
+                warnings.append(
+                    f"{label}: {offset - here} bytes, longer than the inspector reads "
+                    f"({MAX_LINE_BYTES} bytes), skipped"
+                )
+                continue
+            if not raw.strip():
+                continue
+            bad = stats.bad_lines
+            line = decode_raw(raw, stats)
+            if stats.bad_lines > bad:
+                warnings.append(f"{label}: not a valid rollout line, skipped")
+            if line is not None:
+                lines.append(line)
+                refs.append(LineRef(here, number if numbered else None))
     if start == 0:
         if stats.lines == 0:
             from mini_codex.errors import RolloutError
@@ -182,6 +230,7 @@ def _decode(
         previous,
         size,
         start == 0 and offset >= size,
+        tuple(long_lines),
     )
 
 
@@ -206,49 +255,54 @@ def _read_compressed(path: Path) -> Window:
 
 
 def _compaction_before(path: Path, end: int) -> int:
-    """Byte offset of the newest ``compacted`` line starting before ``end`` (0 if none)."""
+    """Byte offset of the newest ``compacted`` line starting before ``end`` (0 if none).
+
+    Read backwards in blocks. Only whole lines are searched: the line a block starts inside is
+    carried to the next (earlier) block, but only its first :data:`_HEAD` bytes (its envelope
+    ``type`` is there), so a line of any length costs one pass."""
     with path.open("rb") as handle:
         position = end
-        tail = b""
+        carry = b""
         while position > 0:
             step = min(_BLOCK, position)
             position -= step
             handle.seek(position)
-            block = handle.read(step) + tail
-            # Only whole lines are searched: keep the partial first line for the next block.
+            block = handle.read(step)
+            data = block + carry
             first_newline = block.find(b"\n") if position > 0 else -1
-            searchable = block[first_newline + 1 :]
+            if position > 0 and first_newline < 0:
+                carry = data[:_HEAD]  # the whole block is inside one line
+                continue
             base = position + first_newline + 1
-            found = _last_compacted_line(searchable, base, end)
+            found = _last_compacted_line(data[first_newline + 1 :], base, end)
             if found is not None:
                 return found
-            tail = block[: first_newline + 1]
+            carry = data[: first_newline + 1][:_HEAD]
         return 0
 
 
 def _compaction_after(path: Path, start: int, size: int) -> int:
-    """Byte offset of the first ``compacted`` line after the one at ``start`` (``size``: none)."""
+    """Byte offset of the first ``compacted`` line after the one at ``start`` (``size``: none).
+
+    Lines are read with a bounded ``readline``; only a line's head is looked at."""
     with path.open("rb") as handle:
         handle.seek(start)
-        first = handle.readline()
-        position = start + len(first)
+        position = start
+        first = True
         while position < size:
-            block = handle.read(_BLOCK)
-            if not block:
+            raw = handle.readline(_HEAD)
+            if not raw:
                 break
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                block += handle.readline()
-                cut = len(block)
-            else:
-                handle.seek(position + cut)
-            index = 0
-            for raw in io.BytesIO(block[:cut]).readlines():
-                head = raw[: raw.find(b'"payload"')] if b'"payload"' in raw else raw[:200]
-                if _COMPACTED in head:
-                    return position + index
-                index += len(raw)
-            position += cut
+            here = position
+            position += len(raw)
+            if not raw.endswith(b"\n"):
+                position = _skip_line(handle, position, size)
+            if first:
+                first = False
+                continue
+            head = raw[: raw.find(b'"payload"')] if b'"payload"' in raw else raw[:200]
+            if _COMPACTED in head:
+                return here
         return size
 
 

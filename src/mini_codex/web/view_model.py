@@ -138,7 +138,7 @@ class SessionView:
 
 
 def item_row(item: ResponseItem, ref: LineRef) -> dict[str, Any]:
-    row: dict[str, Any] = {"line": ref.line, "kind": item.type}
+    row: dict[str, Any] = {"line": ref.line, "offset": ref.offset, "kind": item.type}
     match item:
         case Message():
             row["role"] = item.role

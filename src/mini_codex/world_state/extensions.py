@@ -14,6 +14,13 @@ An extension is asked for its sections once per sampling step::
         def contribute(self, ctx: ExtensionContext) -> Sequence[ExtensionSection]:
             return [ExtensionSection(id="host_skills", snapshot={...}, render=render_skills)]
 
+The context carries Codex's contributor inputs (``WorldStateContributionInput``): the thread and
+turn ids, the step's environments, its ready capability roots, and three stores an extension
+keeps its own data in: ``session_store`` and ``thread_store`` live as long as the session (one
+session holds one thread in mini-codex; neither is persisted, so a resumed session starts them
+empty), ``turn_store`` lives for one turn (every step of the turn sees the same store; the next
+turn gets a new one). See ``docs/extensions.md``.
+
 and registered in the extension package's metadata::
 
     [project.entry-points."mini_codex.world_state"]
@@ -25,9 +32,9 @@ The entry point may name an extension object, or a class / zero-argument factory
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from mini_codex.errors import WorldStateError
 from mini_codex.jsonmerge import Json
@@ -36,8 +43,12 @@ from mini_codex.world_state.section import Previous
 
 __all__ = [
     "EXTENSION_ENTRY_POINT_GROUP",
+    "CapabilityRoot",
     "ExtensionContext",
+    "ExtensionEnvironment",
     "ExtensionSection",
+    "ExtensionStore",
+    "ExtensionStores",
     "FragmentMatcher",
     "WorldStateExtension",
     "contribute_sections",
@@ -73,6 +84,73 @@ class ExtensionSection:
     """If set, a persisted entry is trusted only while retained history holds a match."""
 
 
+class ExtensionStore(MutableMapping[str, Any]):
+    """A store an extension keeps data in between steps (a plain string-keyed map).
+
+    Keys are shared by every extension: prefix them with the extension's name.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"ExtensionStore({self._data!r})"
+
+
+@dataclass(eq=False)
+class ExtensionStores:
+    """The stores of one session: session and thread stores, and the current turn's store."""
+
+    session: ExtensionStore = field(default_factory=ExtensionStore)
+    thread: ExtensionStore = field(default_factory=ExtensionStore)
+    _turn_id: str | None = None
+    _turn: ExtensionStore = field(default_factory=ExtensionStore)
+
+    def for_turn(self, turn_id: str) -> ExtensionStore:
+        """The store of ``turn_id``: the same for every step of a turn, new for a new turn."""
+        if turn_id != self._turn_id:
+            self._turn_id, self._turn = turn_id, ExtensionStore()
+        return self._turn
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionEnvironment:
+    """One environment of the step (Codex's ``TurnEnvironmentSelection``)."""
+
+    id: str
+    cwd: str
+    is_primary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityRoot:
+    """A ready capability root of the step: a folder skills and plugins are found in."""
+
+    id: str
+    """Stable id: ``<scope>:<path>``, or ``plugin:<name>:<path>`` for a plugin's root."""
+    path: str
+    """Canonical absolute path."""
+    environment_id: str = "local"
+    """The environment the root lives on (every root is local until remote executors land)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ExtensionContext:
     """What an extension may base its contributions on (time and I/O stay outside)."""
@@ -83,6 +161,17 @@ class ExtensionContext:
     """The model slug of the turn."""
     turn_id: str
     """The ID of the turn the step belongs to."""
+    thread_id: str = ""
+    """The ID of the thread (session) the turn belongs to."""
+    environments: tuple[ExtensionEnvironment, ...] = ()
+    """The step's environments, the primary one first."""
+    ready_capability_roots: tuple[CapabilityRoot, ...] = ()
+    """The capability roots that exist and are ready in this step (the scanned skill roots)."""
+    session_store: ExtensionStore = field(default_factory=ExtensionStore, compare=False)
+    thread_store: ExtensionStore = field(default_factory=ExtensionStore, compare=False)
+    turn_store: ExtensionStore = field(default_factory=ExtensionStore, compare=False)
+    step_id: str = ""
+    """The ID of the step being captured (new for every model request)."""
 
 
 @runtime_checkable

@@ -1,43 +1,95 @@
 // mini-codex inspector: plain JS, no build step, no network beyond this server (docs/ui.md).
+// Rollouts are untrusted input: no data reaches the DOM as HTML. Every node is built by h()/s()
+// below, whose string children become text nodes (textContent); numbers are read through num().
 "use strict";
-const DATA = window.MINI_CODEX_DATA || null; // set in a self-contained export (rollout inspect --html)
+// A self-contained export (rollout inspect --html) embeds its data as a JSON block (never run).
+const DATA = (() => {
+  const block = document.getElementById("mini-codex-data");
+  return block ? JSON.parse(block.textContent) : null;
+})();
 const $ = (sel, root = document) => root.querySelector(sel);
 const state = { sessions: [], session: null, sessionId: null, stepId: null, before: null, source: null };
+const SVG_NS = "http://www.w3.org/2000/svg";
 
-function esc(text) {
-  return String(text ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
-}
-function el(tag, attrs = {}, html = "") {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  node.innerHTML = html;
+// The one way nodes are made: attributes by setAttribute (never on* handlers), children as
+// nodes or text. Nothing is ever parsed as HTML.
+function build(node, attrs, children) {
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (/^on/i.test(key)) throw new Error("event handler attributes are not allowed");
+    node.setAttribute(key, String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
   return node;
 }
+const h = (tag, attrs, ...children) => build(document.createElement(tag), attrs, children);
+const s = (tag, attrs, ...children) => build(document.createElementNS(SVG_NS, tag), attrs, children);
+function put(target, ...children) {
+  target.replaceChildren();
+  return build(target, {}, children);
+}
+// A number from the document, or null (a string, an object or NaN in a rollout is not a number).
+function num(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+const numText = (value) => (num(value) === null ? "?" : String(num(value)));
+const str = (value) => (value === null || value === undefined ? "" : String(value));
+const list = (value) => (Array.isArray(value) ? value : []);
 function short(value, n = 200) {
-  const text = typeof value === "string" ? value : JSON.stringify(value);
+  const text = typeof value === "string" ? value : JSON.stringify(value) ?? "";
   return text.length > n ? text.slice(0, n) + "…" : text;
 }
 
 async function api(path) {
   if (DATA) {
-    if (!(path in DATA.api)) throw new Error("not in this export: " + path);
+    if (!Object.prototype.hasOwnProperty.call(DATA.api, path)) throw new Error("not in this export: " + path);
     return DATA.api[path];
   }
   const response = await fetch(path, { credentials: "same-origin" });
   const body = await response.json();
-  if (!response.ok) throw new Error(body.error || response.statusText);
+  if (!response.ok) throw new Error(str(body.error) || response.statusText);
   return body;
+}
+
+// A cut text (the server keeps documents bounded): its full text is one click away.
+function fullTextButton(cut) {
+  if (!cut || DATA || num(cut.offset) === null) return null;
+  const label = num(cut.chars) !== null ? `show all ${num(cut.chars)} characters` : `show the whole line (${numText(cut.bytes)} bytes)`;
+  const button = h("button", { class: "full-text" }, label);
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      const url = `/api/sessions/${encodeURIComponent(state.sessionId)}/lines/${num(cut.offset)}`;
+      const response = await fetch(url, { credentials: "same-origin" });
+      if (!response.ok) throw new Error(`${response.status}: ${await response.text()}`);
+      const text = await response.text();
+      const pre = h("pre", { class: "full" }, text);
+      button.replaceWith(pre);
+    } catch (error) {
+      button.replaceWith(h("span", { class: "warn" }, str(error.message)));
+    }
+  });
+  return button;
 }
 
 // --- routing ---------------------------------------------------------------------------------
 function route() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   if (parts[0] === "s" && parts[1]) return showSession(parts[1], parts[2] || null);
-  if (DATA && DATA.session_id) return showSession(DATA.session_id, null);
+  if (DATA && DATA.session_id) return showSession(String(DATA.session_id), null);
   return showList();
 }
 window.addEventListener("hashchange", route);
-window.addEventListener("DOMContentLoaded", route);
+window.addEventListener("DOMContentLoaded", () => {
+  // The access token is kept in a cookie by the server: take it out of the address bar.
+  if (!DATA && new URLSearchParams(location.search).has("token")) {
+    history.replaceState(null, "", location.pathname + location.hash);
+  }
+  route();
+});
 
 // --- session list ----------------------------------------------------------------------------
 async function showList() {
@@ -45,14 +97,18 @@ async function showList() {
   state.sessionId = null;
   $("#crumb").textContent = "";
   const main = $("#main");
-  main.innerHTML = `<div class="toolbar"><input id="search" type="search" placeholder="search id, cwd, prompt" size="40">
-    <select id="sort"><option value="updated">newest first</option><option value="started">started</option>
-    <option value="turns">most turns</option><option value="size">largest</option></select></div>
-    <table id="session-list"><thead><tr><th>id</th><th>updated (UTC)</th><th>cwd</th><th>turns</th><th>size</th><th>first prompt</th></tr></thead><tbody></tbody></table>`;
+  const sort = h("select", { id: "sort" },
+    h("option", { value: "updated" }, "newest first"), h("option", { value: "started" }, "started"),
+    h("option", { value: "turns" }, "most turns"), h("option", { value: "size" }, "largest"));
+  put(main,
+    h("div", { class: "toolbar" }, h("input", { id: "search", type: "search", placeholder: "search id, cwd, prompt", size: "40" }), " ", sort),
+    h("table", { id: "session-list" },
+      h("thead", {}, h("tr", {}, ["id", "updated (UTC)", "cwd", "turns", "size", "first prompt"].map((t) => h("th", {}, t)))),
+      h("tbody")));
   try {
-    state.sessions = await api("/api/sessions");
+    state.sessions = list(await api("/api/sessions"));
   } catch (error) {
-    main.innerHTML = `<p class="warn">${esc(error.message)}</p>`;
+    put(main, h("p", { class: "warn" }, str(error.message)));
     return;
   }
   $("#search").addEventListener("input", renderList);
@@ -63,23 +119,27 @@ async function showList() {
 function renderList() {
   const query = $("#search").value.trim().toLowerCase();
   const key = $("#sort").value;
-  const rows = state.sessions.filter((s) =>
-    !query || [s.id, s.cwd, s.first_prompt, s.path].some((v) => (v || "").toLowerCase().includes(query)));
+  const rows = state.sessions.filter((x) =>
+    !query || [x.id, x.cwd, x.first_prompt, x.path].some((v) => str(v).toLowerCase().includes(query)));
   rows.sort((a, b) => {
-    if (key === "turns" || key === "size") return (b[key] || 0) - (a[key] || 0);
-    return String(b[key] || "").localeCompare(String(a[key] || ""));
+    if (key === "turns" || key === "size") return (num(b[key]) || 0) - (num(a[key]) || 0);
+    return str(b[key]).localeCompare(str(a[key]));
   });
   const body = $("#session-list tbody");
-  body.innerHTML = "";
-  for (const s of rows) {
-    const tr = el("tr", { class: "session-row", "data-id": s.id },
-      `<td class="mono">${esc(s.id)}</td><td>${esc((s.updated || "").replace("T", " ").slice(0, 19))}</td>
-       <td class="mono">${esc(s.cwd)}</td><td>${s.turns}</td><td>${(s.size / 1024).toFixed(1)} KiB</td>
-       <td>${esc(short(s.first_prompt || s.error || "", 90))}</td>`);
-    tr.addEventListener("click", () => { location.hash = `#/s/${encodeURIComponent(s.id)}`; });
+  body.replaceChildren();
+  for (const x of rows) {
+    const size = num(x.size);
+    const tr = h("tr", { class: "session-row", "data-id": str(x.id) },
+      h("td", { class: "mono" }, str(x.id)),
+      h("td", {}, str(x.updated).replace("T", " ").slice(0, 19)),
+      h("td", { class: "mono" }, str(x.cwd)),
+      h("td", {}, numText(x.turns)),
+      h("td", {}, size === null ? "?" : `${(size / 1024).toFixed(1)} KiB`),
+      h("td", {}, short(str(x.first_prompt || x.error), 90)));
+    tr.addEventListener("click", () => { location.hash = `#/s/${encodeURIComponent(str(x.id))}`; });
     body.appendChild(tr);
   }
-  if (!rows.length) body.innerHTML = `<tr><td colspan="6" class="muted">no sessions</td></tr>`;
+  if (!rows.length) body.appendChild(h("tr", {}, h("td", { colspan: "6", class: "muted" }, "no sessions")));
 }
 
 // --- one session -----------------------------------------------------------------------------
@@ -90,9 +150,12 @@ async function showSession(id, stepId) {
   if (fresh) {
     state.before = null;
     $("#crumb").textContent = id;
-    $("#main").innerHTML = `<div id="chart" class="chart"></div><div class="layout">
-      <nav id="timeline" class="timeline"></nav><section id="step" class="panel"><p class="muted">select a step</p></section></div>
-      <div id="warnings"></div>`;
+    put($("#main"),
+      h("div", { id: "chart", class: "chart" }),
+      h("div", { class: "layout" },
+        h("nav", { id: "timeline", class: "timeline" }),
+        h("section", { id: "step", class: "panel" }, h("p", { class: "muted" }, "select a step"))),
+      h("div", { id: "warnings" }));
     await loadSession();
     follow(id);
   } else {
@@ -102,114 +165,137 @@ async function showSession(id, stepId) {
 }
 
 async function loadSession() {
-  const query = state.before !== null ? `?before=${state.before}` : "";
+  const query = state.before !== null ? `?before=${encodeURIComponent(state.before)}` : "";
   try {
     state.session = await api(`/api/sessions/${encodeURIComponent(state.sessionId)}${query}`);
   } catch (error) {
-    $("#main").innerHTML = `<p class="warn">${esc(error.message)}</p>`;
+    put($("#main"), h("p", { class: "warn" }, str(error.message)));
     return;
   }
   renderTimeline();
   renderChart();
-  const warnings = state.session.warnings || [];
-  $("#warnings").innerHTML = warnings.length
-    ? `<h4>Replay warnings</h4>` + warnings.map((w) => `<div class="warn">${esc(w)}</div>`).join("") : "";
+  const warnings = list(state.session.warnings);
+  const long = list(state.session.long_lines);
+  put($("#warnings"),
+    warnings.length || long.length ? h("h4", {}, "Replay warnings") : null,
+    warnings.map((w) => h("div", { class: "warn" }, str(w))),
+    long.map((entry) => h("div", { class: "warn long-line" },
+      `${entry.line ? "line " + numText(entry.line) : "offset " + numText(entry.offset)}: ${numText(entry.bytes)} bytes, not shown `,
+      fullTextButton(entry))));
+}
+
+function where(x) {
+  return num(x.line) !== null ? "L" + num(x.line) : "@" + numText(x.offset);
 }
 
 function stepLabel(step) {
-  const usage = step.token_usage ? `${step.token_usage.total_tokens ?? "?"} tok` : "";
-  const duration = step.duration_ms != null ? `${step.duration_ms} ms` : "";
-  const calls = step.tool_calls.map((c) => c.name).join(", ");
-  const ws = step.world_state_change.length ? `<span class="badge ws">${esc(changeSummary(step.world_state_change))}</span>` : "";
-  return `<div>step ${step.sequence}${ws}${calls ? `<span class="badge">${esc(calls)}</span>` : ""}</div>
-    <div class="meta">${step.line ? "L" + step.line : "@" + step.offset} · ${esc(step.model || "")} ${usage ? "· " + usage : ""} ${duration ? "· " + duration : ""}</div>`;
+  const usage = step.token_usage ? `${numText(step.token_usage.total_tokens)} tok` : "";
+  const duration = num(step.duration_ms) !== null ? `${num(step.duration_ms)} ms` : "";
+  const calls = list(step.tool_calls).map((c) => str(c.name)).join(", ");
+  const changes = list(step.world_state_change);
+  return [
+    h("div", {}, `step ${numText(step.sequence)}`,
+      changes.length ? h("span", { class: "badge ws" }, changeSummary(changes)) : null,
+      calls ? h("span", { class: "badge" }, calls) : null),
+    h("div", { class: "meta" }, `${where(step)} · ${str(step.model)} ${usage ? "· " + usage : ""} ${duration ? "· " + duration : ""}`),
+  ];
 }
 
 function changeSummary(changes) {
   return "ws: " + changes.map((c) => {
-    if (c.cause === "full") return `full (${c.sections.length} sections)`;
+    const sections = list(c.sections).map(str);
+    if (c.cause === "full") return `full (${sections.length} sections)`;
     if (c.cause === "compacted") return "reset";
-    const names = c.sections.slice(0, 3).join(", ") + (c.sections.length > 3 ? ", …" : "");
+    const names = sections.slice(0, 3).join(", ") + (sections.length > 3 ? ", …" : "");
     return c.cause === "ignored_patch" ? `ignored patch: ${names}` : names;
   }).join("; ");
 }
 
-function markersOf(s) {
+function markersOf(x) {
   const out = [];
-  for (const c of s.compactions) out.push([c.offset, "compaction", `compacted${c.line ? " L" + c.line : ""} · history ${c.history_items ?? "legacy"} items${c.summary ? " · " + short(c.summary, 80) : ""}`]);
-  for (const c of s.checkpoints) out.push([c.offset, "checkpoint", `checkpoint${c.line ? " L" + c.line : ""} · history ${c.history_items} items`]);
-  for (const r of s.rollbacks) out.push([r.offset, "rollback", `rollback${r.line ? " L" + r.line : ""} · ${r.num_turns} user turn(s) dropped: ${r.turns.join(", ")}`]);
+  const at = (m) => (num(m.line) !== null ? " L" + num(m.line) : "");
+  for (const c of list(x.compactions)) out.push([num(c.offset) ?? 0, "compaction", `compacted${at(c)} · history ${num(c.history_items) ?? "legacy"} items${c.summary ? " · " + short(str(c.summary), 80) : ""}`]);
+  for (const c of list(x.checkpoints)) out.push([num(c.offset) ?? 0, "checkpoint", `checkpoint${at(c)} · history ${numText(c.history_items)} items`]);
+  for (const r of list(x.rollbacks)) out.push([num(r.offset) ?? 0, "rollback", `rollback${at(r)} · ${numText(r.num_turns)} user turn(s) dropped: ${list(r.turns).map(numText).join(", ")}`]);
   return out.sort((a, b) => a[0] - b[0]);
 }
 
 function renderTimeline() {
   const nav = $("#timeline");
   if (!nav || !state.session) return;
-  const s = state.session;
-  nav.innerHTML = "";
-  if (s.page && s.page.previous !== null && s.page.previous !== undefined) {
-    const button = el("button", { id: "earlier" }, "◂ earlier steps");
-    button.addEventListener("click", async () => { state.before = s.page.start; await loadSession(); });
-    nav.appendChild(el("div", { class: "pager" })).appendChild(button);
+  const x = state.session;
+  nav.replaceChildren();
+  const page = x.page || {};
+  if (num(page.previous) !== null) {
+    const button = h("button", { id: "earlier" }, "◂ earlier steps");
+    button.addEventListener("click", async () => { state.before = num(page.start); await loadSession(); });
+    nav.appendChild(h("div", { class: "pager" }, button));
   }
   if (state.before !== null) {
-    const button = el("button", { id: "newest" }, "newest steps ▸");
+    const button = h("button", { id: "newest" }, "newest steps ▸");
     button.addEventListener("click", async () => { state.before = null; await loadSession(); });
-    nav.appendChild(el("div", { class: "pager" })).appendChild(button);
+    nav.appendChild(h("div", { class: "pager" }, button));
   }
-  const markers = markersOf(s);
+  const markers = markersOf(x);
   const flush = (limit, container = nav) => {
     while (markers.length && markers[0][0] < limit) {
       const [, kind, text] = markers.shift();
-      container.appendChild(el("div", { class: `marker ${kind}` }, esc(text)));
+      container.appendChild(h("div", { class: `marker ${kind}` }, text));
     }
   };
-  for (const turn of s.turns) {
-    flush(turn.offset);
-    const box = el("div", { class: "turn" + (turn.rolled_back ? " rolled-back" : ""), "data-turn": turn.number });
-    const rolled = turn.rolled_back ? ` · rolled back${turn.rolled_back_at ? " at L" + turn.rolled_back_at : ""}` : "";
-    box.appendChild(el("h3", {}, `turn ${turn.number} <span class="muted">${esc(turn.turn_id || "")} · ${turn.status}${rolled}</span>`));
-    const prompt = turn.items.find((i) => i.role === "user" && !String(i.text).startsWith("<"));
-    if (prompt) box.appendChild(el("div", { class: "muted" }, esc(short(prompt.text, 120))));
-    for (const step of turn.steps) {
-      flush(step.offset, box);
-      const node = el("div", { class: "step" + (step.step_id === state.stepId ? " selected" : ""), "data-step-id": step.step_id }, stepLabel(step));
-      node.addEventListener("click", () => { location.hash = `#/s/${encodeURIComponent(s.id)}/${step.step_id}`; });
+  const turns = list(x.turns);
+  for (const turn of turns) {
+    flush(num(turn.offset) ?? 0);
+    const box = h("div", { class: "turn" + (turn.rolled_back ? " rolled-back" : ""), "data-turn": numText(turn.number) });
+    const rolled = turn.rolled_back ? ` · rolled back${num(turn.rolled_back_at) !== null ? " at L" + num(turn.rolled_back_at) : ""}` : "";
+    box.appendChild(h("h3", {}, `turn ${numText(turn.number)} `, h("span", { class: "muted" }, `${str(turn.turn_id)} · ${str(turn.status)}${rolled}`)));
+    const prompt = list(turn.items).find((i) => i.role === "user" && !str(i.text).startsWith("<"));
+    if (prompt) box.appendChild(h("div", { class: "muted" }, short(str(prompt.text), 120)));
+    for (const step of list(turn.steps)) {
+      flush(num(step.offset) ?? 0, box);
+      const stepId = str(step.step_id);
+      const node = h("div", { class: "step" + (stepId === state.stepId ? " selected" : ""), "data-step-id": stepId }, stepLabel(step));
+      node.addEventListener("click", () => { location.hash = `#/s/${encodeURIComponent(str(x.id))}/${encodeURIComponent(stepId)}`; });
       box.appendChild(node);
     }
     nav.appendChild(box);
   }
   flush(Infinity);
-  if (!s.turns.length) nav.innerHTML += `<p class="muted pager">no turns in this part of the file</p>`;
+  if (!turns.length) nav.appendChild(h("p", { class: "muted pager" }, "no turns in this part of the file"));
 }
 
 function renderChart() {
-  const points = state.session.tokens || [];
+  const points = list(state.session.tokens);
   const box = $("#chart");
-  if (!points.some((p) => p.total_tokens)) { box.innerHTML = `<span class="muted">no token usage recorded in this part of the session</span>`; return; }
-  const width = Math.max(box.clientWidth - 10, 300), height = 70;
-  const max = Math.max(1, ...points.map((p) => p.total_tokens || 0));
-  const w = width / points.length;
-  const index = new Map(points.map((p, i) => [p.step_id, i]));
-  let svg = `<svg id="token-chart" width="${width}" height="${height + 14}" role="img" aria-label="tokens per step">`;
-  points.forEach((p, i) => {
-    const h = ((p.total_tokens || 0) / max) * height;
-    svg += `<rect class="bar${p.step_id === state.stepId ? " sel" : ""}" data-step-id="${p.step_id}" x="${i * w + 1}" y="${height - h}" width="${Math.max(w - 2, 1)}" height="${h}"><title>step ${i + 1}: ${p.total_tokens ?? "?"} tokens</title></rect>`;
-  });
-  for (const c of state.session.compactions) {
-    const x = (c.step_index ?? 0) * w;
-    svg += `<line class="compaction" x1="${x}" x2="${x}" y1="0" y2="${height}"><title>compaction</title></line>`;
+  if (!points.some((p) => num(p.total_tokens))) {
+    put(box, h("span", { class: "muted" }, "no token usage recorded in this part of the session"));
+    return;
   }
-  svg += `<text x="2" y="${height + 12}" font-size="10" fill="#6b7075">tokens per step (max ${max})</text></svg>`;
-  box.innerHTML = svg;
-  box.querySelectorAll("rect.bar").forEach((rect) => rect.addEventListener("click", () => {
-    location.hash = `#/s/${encodeURIComponent(state.sessionId)}/${rect.dataset.stepId}`;
-  }));
-  void index;
+  const width = Math.max(box.clientWidth - 10, 300), height = 70;
+  const max = Math.max(1, ...points.map((p) => num(p.total_tokens) || 0));
+  const w = width / points.length;
+  const svg = s("svg", { id: "token-chart", width, height: height + 14, role: "img", "aria-label": "tokens per step" });
+  points.forEach((p, i) => {
+    const total = num(p.total_tokens);
+    const barHeight = ((total || 0) / max) * height;
+    const stepId = str(p.step_id);
+    const rect = s("rect", { class: "bar" + (stepId === state.stepId ? " sel" : ""), "data-step-id": stepId, x: i * w + 1, y: height - barHeight, width: Math.max(w - 2, 1), height: barHeight },
+      s("title", {}, `step ${i + 1}: ${total ?? "?"} tokens`));
+    rect.addEventListener("click", () => {
+      location.hash = `#/s/${encodeURIComponent(state.sessionId)}/${encodeURIComponent(stepId)}`;
+    });
+    svg.appendChild(rect);
+  });
+  for (const c of list(state.session.compactions)) {
+    const x = (num(c.step_index) ?? 0) * w;
+    svg.appendChild(s("line", { class: "compaction", x1: x, x2: x, y1: 0, y2: height }, s("title", {}, "compaction")));
+  }
+  svg.appendChild(s("text", { x: 2, y: height + 12, "font-size": 10, fill: "#6b7075" }, `tokens per step (max ${max})`));
+  put(box, svg);
 }
 
 function findStep(stepId) {
-  for (const turn of state.session.turns) for (const step of turn.steps) if (step.step_id === stepId) return [turn, step];
+  for (const turn of list(state.session.turns)) for (const step of list(turn.steps)) if (step.step_id === stepId) return [turn, step];
   return [null, null];
 }
 
@@ -217,86 +303,98 @@ async function showStep(stepId) {
   const panel = $("#step");
   const [turn, step] = findStep(stepId);
   document.querySelectorAll(".step.selected").forEach((n) => n.classList.remove("selected"));
-  const node = document.querySelector(`.step[data-step-id="${stepId}"]`);
-  if (node) node.classList.add("selected");
+  document.querySelectorAll(".step").forEach((n) => { if (n.dataset.stepId === stepId) n.classList.add("selected"); });
   document.querySelectorAll("rect.bar").forEach((r) => r.classList.toggle("sel", r.dataset.stepId === stepId));
-  if (!step) { panel.innerHTML = `<p class="muted">step ${esc(stepId)} is not on this page</p>`; return; }
-  const base = `/api/sessions/${encodeURIComponent(state.sessionId)}/steps/${stepId}`;
+  if (!step) { put(panel, h("p", { class: "muted" }, `step ${stepId} is not on this page`)); return; }
+  const base = `/api/sessions/${encodeURIComponent(state.sessionId)}/steps/${encodeURIComponent(stepId)}`;
   let ws, request;
   try {
     [ws, request] = await Promise.all([api(base + "/world_state"), api(base + "/request")]);
   } catch (error) {
-    panel.innerHTML = `<p class="warn">${esc(error.message)}</p>`;
+    put(panel, h("p", { class: "warn" }, str(error.message)));
     return;
   }
-  panel.innerHTML = `<h2>turn ${turn.number} · step ${step.sequence} <span class="muted mono">${esc(step.step_id)}</span></h2>
-    <div class="muted">model ${esc(step.model || "?")} · ${esc(usageText(step.token_usage))} · ${step.duration_ms ?? "?"} ms · ${step.line ? "line " + step.line : "offset " + step.offset}</div>
-    <h4>World-state diff vs the previous step</h4><div id="ws-diff">${renderDiff(ws.diff)}</div>
-    <h4>Tool calls</h4><div id="tool-calls">${step.tool_calls.map(renderCall).join("") || '<span class="muted">none</span>'}</div>
-    <h4>Items and events</h4><div id="items">${step.items.filter((i) => !["function_call", "custom_tool_call", "function_call_output", "custom_tool_call_output"].includes(i.kind)).map(renderRow).join("")}</div>
-    <h4>Request (${request.input.length} input items · tools ${request.tools ? request.tools.length : esc(request.tools_source)})</h4>
-    <details id="request"><summary>input the model saw</summary>${request.input.map(renderInput).join("")}</details>
-    <details><summary>tools</summary><pre>${esc(request.tools ? JSON.stringify(request.tools, null, 2) : "not recorded in this rollout")}</pre></details>
-    <h4>World state at this step</h4><div id="ws-browser">${renderSections(ws.world_state)}</div>`;
+  const calls = list(step.tool_calls);
+  const hidden = ["function_call", "custom_tool_call", "function_call_output", "custom_tool_call_output"];
+  const input = list(request.input);
+  const tools = Array.isArray(request.tools) ? request.tools : null;
+  put(panel,
+    h("h2", {}, `turn ${numText(turn.number)} · step ${numText(step.sequence)} `, h("span", { class: "muted mono" }, str(step.step_id))),
+    h("div", { class: "muted" }, `model ${str(step.model) || "?"} · ${usageText(step.token_usage)} · ${numText(step.duration_ms)} ms · ${num(step.line) !== null ? "line " + num(step.line) : "offset " + numText(step.offset)}`),
+    h("h4", {}, "World-state diff vs the previous step"), h("div", { id: "ws-diff" }, renderDiff(list(ws.diff))),
+    h("h4", {}, "Tool calls"), h("div", { id: "tool-calls" }, calls.length ? calls.map(renderCall) : h("span", { class: "muted" }, "none")),
+    h("h4", {}, "Items and events"), h("div", { id: "items" }, list(step.items).filter((i) => !hidden.includes(i.kind)).map(renderRow)),
+    h("h4", {}, `Request (${input.length} input items · tools ${tools ? tools.length : str(request.tools_source)})`),
+    h("details", { id: "request" }, h("summary", {}, "input the model saw"), input.map(renderInput)),
+    h("details", {}, h("summary", {}, "tools"), h("pre", {}, tools ? JSON.stringify(tools, null, 2) : "not recorded in this rollout")),
+    h("h4", {}, "World state at this step"), h("div", { id: "ws-browser" }, renderSections(ws.world_state)));
 }
 
 function usageText(usage) {
-  if (!usage) return "no token usage recorded";
-  const cached = usage.cached_input_tokens ? ` (${usage.cached_input_tokens} cached)` : "";
-  return `tokens: in ${usage.input_tokens ?? "?"}${cached} · out ${usage.output_tokens ?? "?"} · total ${usage.total_tokens ?? "?"}`;
+  if (!usage || typeof usage !== "object") return "no token usage recorded";
+  const cached = num(usage.cached_input_tokens) ? ` (${num(usage.cached_input_tokens)} cached)` : "";
+  return `tokens: in ${numText(usage.input_tokens)}${cached} · out ${numText(usage.output_tokens)} · total ${numText(usage.total_tokens)}`;
 }
 
 function renderDiff(rows) {
-  if (!rows.length) return `<span class="muted">unchanged</span>`;
+  if (!rows.length) return h("span", { class: "muted" }, "unchanged");
   const sign = { add: "+", remove: "−", change: "~" };
   return rows.map((r) => {
-    const path = r.path.join(".");
-    const text = r.op === "change" ? `${path}: ${short(r.before)} → ${short(r.after)}`
-      : `${path}: ${short(r.op === "add" ? r.after : r.before, 400)}`;
-    return `<div class="diff-row ${r.op}">${sign[r.op]} ${esc(text)}</div>`;
-  }).join("");
+    const op = ["add", "remove", "change"].includes(r.op) ? r.op : "change";
+    const path = list(r.path).map(str).join(".");
+    const text = op === "change" ? `${path}: ${short(r.before)} → ${short(r.after)}`
+      : `${path}: ${short(op === "add" ? r.after : r.before, 400)}`;
+    return h("div", { class: `diff-row ${op}` }, `${sign[op]} ${text}`);
+  });
 }
 
 function renderPatch(text) {
-  return `<pre class="patch">${String(text).split("\n").map((line) => {
+  return h("pre", { class: "patch" }, str(text).split("\n").map((line) => {
     const cls = line.startsWith("+") ? "add" : line.startsWith("-") ? "remove" : line.startsWith("@@") || line.startsWith("***") ? "hunk" : "";
-    return cls ? `<span class="${cls}">${esc(line)}</span>` : esc(line) + "\n";
-  }).join("")}</pre>`;
+    return cls ? h("span", { class: cls }, line) : line + "\n";
+  }));
 }
 
 function renderCall(call) {
-  let args = call.arguments;
+  const args = call.arguments;
   let patch = null;
   if (call.name === "apply_patch") {
     try { patch = typeof args === "string" && args.trim().startsWith("{") ? JSON.parse(args).input : args; } catch { patch = args; }
   }
-  const body = patch ? renderPatch(patch) : `<pre>${esc(args)}</pre>`;
-  return `<div class="tool-call" data-call-id="${esc(call.call_id)}"><b>${esc(call.name)}</b> <span class="muted mono">${esc(call.call_id)}</span>
-    ${body}<div class="muted">output</div><pre class="tool-output">${esc(call.output ?? "(no output recorded)")}</pre></div>`;
+  const body = patch ? renderPatch(patch) : h("pre", {}, typeof args === "string" ? args : JSON.stringify(args) ?? "");
+  const output = call.output ?? "(no output recorded)";
+  return h("div", { class: "tool-call", "data-call-id": str(call.call_id) },
+    h("b", {}, str(call.name)), " ", h("span", { class: "muted mono" }, str(call.call_id)),
+    body, fullTextButton(call.arguments_cut),
+    h("div", { class: "muted" }, "output"),
+    h("pre", { class: "tool-output" }, typeof output === "string" ? output : JSON.stringify(output)),
+    fullTextButton(call.output_cut));
 }
 
 function renderRow(row) {
-  const role = row.role || (row.kind === "event" ? row.type : row.kind);
-  let text = row.text || "";
-  if (row.kind === "world_state") text = `${row.cause}: ${row.sections.join(", ")}`;
-  if (row.kind === "turn_context") text = `model ${row.model || "?"}`;
-  return `<div class="item ${esc(role)}"><span class="muted">${row.line ? "L" + row.line : ""} ${esc(role)}</span> ${esc(short(text, 600))}</div>`;
+  const role = str(row.role || (row.kind === "event" ? row.type : row.kind));
+  let text = str(row.text);
+  if (row.kind === "world_state") text = `${str(row.cause)}: ${list(row.sections).map(str).join(", ")}`;
+  if (row.kind === "turn_context") text = `model ${str(row.model) || "?"}`;
+  return h("div", { class: "item " + role.replace(/[^\w-]/g, "_") },
+    h("span", { class: "muted" }, `${num(row.line) !== null ? "L" + num(row.line) : ""} ${role}`), " ", short(text, 600),
+    fullTextButton(row.text_cut));
 }
 
 function renderInput(item) {
-  let role = item.role || item.type;
+  let role = str(item.role || item.type);
   let text;
-  if (item.type === "message") text = (item.content || []).map((p) => p.text ?? `[${p.type}]`).join("\n");
-  else if (item.type === "function_call" || item.type === "custom_tool_call") { role = "call"; text = `${item.name}(${item.arguments ?? item.input})`; }
+  if (item.type === "message") text = list(item.content).map((p) => (p && typeof p.text === "string" ? p.text : `[${str(p && p.type)}]`)).join("\n");
+  else if (item.type === "function_call" || item.type === "custom_tool_call") { role = "call"; text = `${str(item.name)}(${str(item.arguments ?? item.input)})`; }
   else if (item.output !== undefined) text = typeof item.output === "string" ? item.output : JSON.stringify(item.output);
   else text = JSON.stringify(item);
-  return `<div class="item ${esc(role)}"><span class="muted">${esc(role)}</span><pre>${esc(text)}</pre></div>`;
+  return h("div", { class: "item " + role.replace(/[^\w-]/g, "_") }, h("span", { class: "muted" }, role), h("pre", {}, text));
 }
 
 function renderSections(ws) {
-  if (!ws) return `<span class="muted">no world state (none recorded yet, or reset by a compaction)</span>`;
+  if (!ws || typeof ws !== "object") return h("span", { class: "muted" }, "no world state (none recorded yet, or reset by a compaction)");
   return Object.entries(ws).map(([id, value]) =>
-    `<details class="ws-section" data-section="${esc(id)}"><summary>${esc(id)}</summary><pre>${esc(JSON.stringify(value, null, 2))}</pre></details>`).join("");
+    h("details", { class: "ws-section", "data-section": id }, h("summary", {}, id), h("pre", {}, JSON.stringify(value, null, 2))));
 }
 
 // --- live updating ---------------------------------------------------------------------------
@@ -311,7 +409,7 @@ function follow(id) {
   const source = new EventSource(`/api/sessions/${encodeURIComponent(id)}/events`);
   let lastSize = null;
   source.addEventListener("size", async (event) => {
-    const size = JSON.parse(event.data).size;
+    const size = num(JSON.parse(event.data).size);
     if (lastSize !== null && size !== lastSize && state.sessionId === id && state.before === null) {
       await loadSession();
       $("#live-status").textContent = `live · updated ${new Date().toLocaleTimeString()} · ${countSteps()} steps`;
@@ -324,5 +422,5 @@ function follow(id) {
 }
 
 function countSteps() {
-  return state.session ? state.session.turns.reduce((n, t) => n + t.steps.length, 0) : 0;
+  return state.session ? list(state.session.turns).reduce((n, t) => n + list(t.steps).length, 0) : 0;
 }
