@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -280,8 +281,13 @@ def cli_session_options(
 ) -> SessionOptions:
     """The options of a session the CLI opens (``exec``, ``resume``, the UI): this process's
     shell, timezone and environment; ``extra`` are further ``SessionOptions`` fields."""
+    from mini_codex.environments.config import load_environments
     from mini_codex.runtime.session import SessionOptions
 
+    # environments hook (issue 26): $MINI_CODEX_HOME/environments.toml, else the variable
+    extra.setdefault(
+        "environments", load_environments(home, os.environ.get("MINI_CODEX_EXEC_SERVER_URL"))
+    )
     extra.setdefault("user_home", Path.home())  # ~/.agents/skills
     extra.setdefault("extensions", installed_extensions())
     return SessionOptions(

@@ -29,6 +29,7 @@ from mini_codex.mcp.binding import McpBinding
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.deadline import DeadlineCall, Late
+from mini_codex.runtime.environments_step import route_tools, step_snapshot, world_environments
 from mini_codex.runtime.extension_inputs import extension_context
 from mini_codex.runtime.mcp_tools import mcp_registered_tools
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
@@ -52,6 +53,7 @@ from mini_codex.world_state.sections.workspace import WorkspaceSection
 from mini_codex.world_state.workspace_files import WorkspaceFiles
 
 if TYPE_CHECKING:  # the MCP runtime (and its SDK) is loaded only when servers are configured
+    from mini_codex.environments.manager import ThreadEnvironments
     from mini_codex.mcp.runtime import McpRuntime
     from mini_codex.skills.service import SkillsService
 
@@ -104,6 +106,8 @@ class StepServices:
     )
     last_agents_md: LoadedAgentsMd | None = None
     last_workspace: WorkspaceFiles | None = None
+    environments: ThreadEnvironments | None = None
+    """The session's environments (issue 26); None: the classic single local environment."""
     skills: SkillsService | None = None
     """The session's skills (None: no skills catalog); discovered once per turn."""
     extension_stores: ExtensionStores = field(default_factory=ExtensionStores)
@@ -138,14 +142,22 @@ async def capture_step(
     """
     await _phase(services, "environments")
     shell_name = os.path.basename(turn.session.shell) or None
-    environments = tuple(
-        Environment(
-            id=selection.id,
-            cwd=str(selection.cwd),
-            shell=shell_name,
-            is_primary=index == 0,
+    snapshot = None  # environments hook (issue 26): several environments and their readiness
+    if services.environments is not None:
+        await services.environments.settle()  # the first step waits for connecting executors
+        snapshot = step_snapshot(turn, services.environments)
+    environments = (
+        world_environments(snapshot)
+        if snapshot is not None
+        else tuple(
+            Environment(
+                id=selection.id,
+                cwd=str(selection.cwd),
+                shell=shell_name,
+                is_primary=index == 0,
+            )
+            for index, selection in enumerate(turn.environments)
         )
-        for index, selection in enumerate(turn.environments)
     )
 
     notes: list[str] = []
@@ -206,6 +218,8 @@ async def capture_step(
 
     await _phase(services, "tools")
     registered = [*services.tools, *mcp_registered_tools(mcp)]
+    if snapshot is not None:  # environments hook (issue 26): route to the step's environments
+        registered = route_tools(registered, snapshot)
     if services.wrap_tool is not None:
         registered = [services.wrap_tool(entry) for entry in registered]
     router = ToolRouter.build(registered)
@@ -224,6 +238,7 @@ async def capture_step(
             tuple(services.approvals.session_prefixes()) if services.approvals is not None else ()
         ),
         notes=tuple(display_path(note) for note in notes),
+        environment_snapshot=snapshot,
         skills=skills,
     )
     world_state = build_world_state(

@@ -103,6 +103,7 @@ def tool_context(step: StepContext, call: ToolCallItem) -> ToolContext:
         allow_unsandboxed=turn.session.config.sandbox.allow_unsandboxed,
         approval_policy=turn.approval_policy,
         approvals=turn.session.approvals,
+        environments=step.environment_snapshot,
     )
 
 

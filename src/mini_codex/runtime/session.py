@@ -34,6 +34,7 @@ from mini_codex.config import Config
 from mini_codex.context import ContextManager
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig
 from mini_codex.discovery.workspace import WorkspaceScanner
+from mini_codex.environments.config import EnvironmentsConfig
 from mini_codex.errors import MiniCodexError
 from mini_codex.mcp.errors import McpError
 from mini_codex.models.base import ModelClient, Prompt
@@ -174,6 +175,9 @@ class SessionOptions:
     """Answers approval requests (the terminal, a UI, a test); None denies every request."""
     elicitation_callback: ElicitationHandler | None = None
     """Answers MCP servers' elicitation requests; None declines them (``mcp/elicitation.py``)."""
+    environments: EnvironmentsConfig | None = None
+    """Execution environments (issue 26: ``environments.toml`` / ``MINI_CODEX_EXEC_SERVER_URL``,
+    read by ``cli/``); None or local-only: the classic single local environment."""
     rules: RuleSet | None = None
     """Command rules; None loads ``$home/rules/*.rules`` and ``<cwd>/.mini-codex/rules/*.rules``."""
     user_home: Path | None = None
@@ -281,6 +285,8 @@ class Session:
         self._active_turn_id = ""
         self._turn_done: anyio.Event | None = None
         self._closing = False
+        self._environments_scope: anyio.CancelScope | None = None
+        self._restored_selections: list[str] | None = None
 
     def _provider_stream_retries(self) -> int:
         provider = self.config.model_providers.get(self.config.model_provider)
@@ -337,8 +343,33 @@ class Session:
                 await runtime.aclose()
             raise
 
+    async def _start_environments(self) -> None:
+        """Environments hook (issue 26): connect the configured executors in the background."""
+        config = self.options.environments
+        if config is None or config.is_local_only:
+            return
+        from mini_codex.environments.manager import ThreadEnvironments
+
+        manager = ThreadEnvironments(
+            config,
+            cwd=str(self.cwd),
+            local_shell=os.path.basename(self.options.shell) or None,
+            spawn_env=self.options.environ,
+        )
+        scope = anyio.CancelScope()
+        self._environments_scope = scope
+
+        async def run() -> None:
+            with scope:
+                async with manager:
+                    await anyio.sleep_forever()
+
+        self._tg.start_soon(run)
+        self.services.environments = manager
+
     async def _start(self) -> None:
         options = self.options
+        await self._start_environments()
         await self._start_mcp()
         recorder_options = RecorderOptions(
             fsync_at_turn_end=self.config.rollout.fsync_at_turn_end,
@@ -365,6 +396,7 @@ class Session:
                     originator="mini_codex",
                     cli_version=__version__,
                     model_provider=self.config.model_provider,
+                    environments=self._recorded_selections(),
                 )
                 self.recorder = RolloutRecorder(
                     self.rollout_path, session_meta=meta, options=recorder_options
@@ -404,6 +436,10 @@ class Session:
             for prefix in saved if isinstance(saved, list) else []:
                 if isinstance(prefix, list):
                     self.approvals.approve_prefix([str(word) for word in prefix])
+        if meta is not None and meta.environments is not None:  # issue 26: restore selections
+            self._restored_selections = [
+                str(selection.get("environment_id")) for selection in meta.environments
+            ]
         self.state.reference_context = state.reference_context
         settings = state.previous_turn_settings
         self.state.previous_model = settings.model if settings is not None else None
@@ -453,6 +489,8 @@ class Session:
             await self.recorder.aclose()
         if self.mcp is not None:
             await self.mcp.aclose()
+        if self._environments_scope is not None:
+            self._environments_scope.cancel()
         for stream in self._subscribers:
             stream.close()
 
@@ -502,11 +540,35 @@ class Session:
             cwd=self.cwd,
             current_date=now.strftime("%Y-%m-%d"),
             timezone=self.options.timezone,
-            environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
+            environments=self._environment_selections(),
             reasoning_effort=self.config.model_reasoning_effort,
             reasoning_summary=self.config.model_reasoning_summary,
             output_schema=output_schema or self.options.output_schema,
         )
+
+    def _environment_selections(self) -> tuple[EnvironmentSelection, ...]:
+        """The turn's selections (issue 26): a resumed session's recorded ones (ids no longer
+        configured are skipped with a warning), else the configured default order."""
+        manager = self.services.environments
+        configured = manager.selection_ids() if manager is not None else ["local"]
+        ids = configured
+        if self._restored_selections is not None:
+            ids = [i for i in self._restored_selections if i in configured]
+            for missing in [i for i in self._restored_selections if i not in configured]:
+                self._emit(
+                    WarningEvent(
+                        message=f"environment `{missing}` of the resumed "
+                        "session is not configured here; it is skipped"
+                    )
+                )
+            self._restored_selections = ids
+        return tuple(EnvironmentSelection(id=i, cwd=self.cwd) for i in ids)
+
+    def _recorded_selections(self) -> list[dict[str, str]] | None:
+        manager = self.services.environments
+        if manager is None:
+            return None
+        return [{"environment_id": i, "cwd": str(self.cwd)} for i in manager.selection_ids()]
 
     async def run_turn(
         self,
