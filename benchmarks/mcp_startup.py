@@ -13,6 +13,11 @@ temporary file, so that server CPU cost does not hide what the runtime does):
    ``McpRuntime``; the time until all are ready is compared with the slowest one started alone.
    Target: ≤ 1.5×.
 
+3. **Parallel calls.** One model response with 4 calls of a tool that answers after 0.5 s (the
+   tiny server answers each call from its own thread): the time from the first call's start to
+   the last call's end, against the same response with ``max_concurrent_calls = 1`` (serial);
+   both must return the same 4 outputs in call order. Target: ≤ 0.8 s (``parallel_4_calls_s``).
+
 Prints a table and, as the final line, one JSON object with the numbers and the targets.
 
 Run: ``uv run python benchmarks/mcp_startup.py [--steps S] [--servers N] [--grace-ms G]``.
@@ -37,11 +42,16 @@ from mini_codex.runtime.capture import capture_step
 from mini_codex.testing import ScriptedModel
 
 TINY_SERVER = r"""
-import json, sys, time
+import json, sys, threading, time
 delay = float(sys.argv[1])
+lock = threading.Lock()
 def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    with lock:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+def later(mid, text):
+    time.sleep(0.5)
+    send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
 for line in sys.stdin:
     msg = json.loads(line)
     method, mid = msg.get("method"), msg.get("id")
@@ -57,7 +67,11 @@ for line in sys.stdin:
             "serverInfo": {"name": "tiny", "version": "1"}}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [
-            {"name": "noop", "inputSchema": {"type": "object"}}]}})
+            {"name": "noop", "inputSchema": {"type": "object"}},
+            {"name": "sleep", "inputSchema": {"type": "object"}}]}})
+    elif method == "tools/call" and msg["params"]["name"] == "sleep":
+        tag = msg["params"].get("arguments", {}).get("tag", "")
+        threading.Thread(target=later, args=(mid, f"slept {tag}"), daemon=True).start()
     elif method == "tools/call":
         send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "ok"}]}})
     else:
@@ -101,6 +115,43 @@ async def capture_times(
         return times
 
 
+async def four_calls(root: Path, script: Path, concurrent: int) -> tuple[float, list[str]]:
+    """Seconds from the first of 4 calls of one response to the last one's end, and outputs."""
+    from mini_codex.protocol import FunctionCall
+    from mini_codex.protocol.session_events import SessionEvent, ToolCallBegin, ToolCallEnd
+    from mini_codex.testing import ScriptedResponse, assistant
+
+    work, home = root / "work", root / "home"
+    work.mkdir(parents=True)
+    home.mkdir()
+    calls = [
+        FunctionCall(name="sleep", namespace="mcp__tiny", arguments=f'{{"tag":"{n}"}}',
+                     call_id=f"c{n}")
+        for n in range(4)
+    ]  # fmt: skip
+    model = ScriptedModel([ScriptedResponse(calls), ScriptedResponse([assistant("done")])])
+    stamps: list[float] = []
+    outputs: dict[str, str] = {}
+
+    def on_event(event: SessionEvent) -> None:
+        if isinstance(event, ToolCallBegin | ToolCallEnd):
+            stamps.append(time.perf_counter())
+        if isinstance(event, ToolCallEnd):
+            outputs[event.call_id] = event.output
+
+    config = McpServerConfig(
+        command=sys.executable, args=(str(script), "0"), max_concurrent_calls=concurrent,
+        required=True,
+    )  # fmt: skip
+    options = SessionOptions(
+        cwd=work, home=home, client=model, config=Config(mcp_servers={"tiny": config}),
+        persist=False, on_event=on_event,
+    )  # fmt: skip
+    async with open_options(options) as session:
+        await session.run_turn("sleep four times")
+    return max(stamps) - min(stamps), [outputs[f"c{n}"] for n in range(4)]
+
+
 async def start_time(script: Path, delays: list[float]) -> float:
     """Seconds until every server of one runtime is ready."""
     servers = {f"s{i}": tiny(script, delay) for i, delay in enumerate(delays)}
@@ -137,6 +188,11 @@ async def main(steps: int, count: int, grace_ms: int) -> dict[str, object]:
         slowest_alone = min([await start_time(script, [max(delays)]) for _ in range(3)])
         concurrent = min([await start_time(script, delays) for _ in range(3)])
 
+        parallel_s, parallel_out = await four_calls(root / "parallel", script, 4)
+        serial_s, serial_out = await four_calls(root / "serial", script, 1)
+        if parallel_out != serial_out or len(set(parallel_out)) != 4:
+            raise SystemExit(f"the two runs differ: {parallel_out} vs {serial_out}")
+
     later_median = statistics.median(later) if later else 0.0
     later_max = max(later) if later else 0.0
     later_capture_max = max(with_mcp[1:], default=0.0) * 1000
@@ -152,6 +208,8 @@ async def main(steps: int, count: int, grace_ms: int) -> dict[str, object]:
         (f"start {count} servers together", f"{concurrent * 1000:8.1f} ms"),
         (f"slowest ({max(delays)} s init) alone", f"{slowest_alone * 1000:8.1f} ms"),
         ("  ratio", f"{ratio:8.2f} x"),
+        ("4 calls of a 0.5 s tool in one response", f"{parallel_s * 1000:8.1f} ms"),
+        ("  the same, max_concurrent_calls = 1", f"{serial_s * 1000:8.1f} ms"),
     ]
     for label, value in rows:
         print(f"{label:<48}{value}")
@@ -171,7 +229,11 @@ async def main(steps: int, count: int, grace_ms: int) -> dict[str, object]:
         "concurrent_start_ms": round(concurrent * 1000, 1),
         "slowest_alone_ms": round(slowest_alone * 1000, 1),
         "concurrent_vs_slowest": round(ratio, 3),
+        "parallel_4_calls_s": round(parallel_s, 3),
+        "serial_4_calls_s": round(serial_s, 3),
+        "parallel_vs_serial": round(parallel_s / serial_s, 3),
         "targets": {
+            "parallel_4_calls_le_0_8s": parallel_s <= 0.8,
             "first_capture_le_grace_plus_50ms": first_minus_grace_ms <= 50,
             "grace_paid_once": later_capture_max <= 50,
             "concurrent_le_1_5x": ratio <= 1.5,

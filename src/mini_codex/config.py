@@ -125,11 +125,16 @@ class McpServerConfig(_Section):
     """Codex's name for ``headers``; both are sent (``headers`` wins on a clash)."""
     bearer_token_env_var: str | None = None
     """Environment variable holding a bearer token sent as ``Authorization`` (HTTP only)."""
+    env_http_headers: dict[str, str] = Field(default_factory=dict)
+    """Header name → environment variable whose value is sent as that header (HTTP only; an
+    unset variable sends nothing)."""
     enabled: bool = True
     required: bool = False
     """Steps wait for this server, and ``exec`` fails when it cannot start."""
     startup_timeout_sec: float = Field(default=30.0, gt=0)
     tool_timeout_sec: float = Field(default=60.0, gt=0)
+    max_concurrent_calls: int = Field(default=4, ge=1)
+    """Tool calls of this server that run at once (calls of one response run concurrently)."""
     enabled_tools: tuple[str, ...] | None = None
     """Allow-list of raw tool names (None: all)."""
     disabled_tools: tuple[str, ...] = ()

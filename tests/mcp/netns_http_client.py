@@ -38,7 +38,7 @@ async def main(port: int) -> None:
         await runtime.wait_for_required()
         binding = await runtime.binding_for_step()
         echo = await binding.call("mcp__everything__echo", {"message": "over http"})
-        total = await binding.call("mcp__everything__get-sum", {"a": 2, "b": 40})
+        total = await binding.call("mcp__everything__get_sum", {"a": 2, "b": 40})
     report = {
         "tools": sorted(tool.name for tool in binding.tools),
         "echo": [echo.text, echo.success],

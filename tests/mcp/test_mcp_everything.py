@@ -32,7 +32,7 @@ _missing = everything_available()
 pytestmark = pytest.mark.skipif(_missing is not None, reason=_missing or "")
 
 EVERYTHING_TOOLS = sorted(
-    "mcp__everything__" + name
+    "mcp__everything__" + name.replace("-", "_")  # sanitized as Codex 0.169 does
     for name in (
         "echo",
         "get-annotated-message",
@@ -46,7 +46,10 @@ EVERYTHING_TOOLS = sorted(
         "simulate-research-query",
         "toggle-simulated-logging",
         "toggle-subscriber-updates",
+        # listed to clients that declare elicitation (mini-codex does, as Codex does)
+        "trigger-elicitation-request",
         "trigger-long-running-operation",
+        "trigger-url-elicitation",
     )
 )
 
@@ -69,7 +72,7 @@ async def test_everything_over_stdio_calls_timeouts_and_structured_results() -> 
             '[{"type":"text","text":"Echo: hi"}]', True
         )
         weather = await binding.call(
-            "mcp__everything__get-structured-content", {"location": "New York"}
+            "mcp__everything__get_structured_content", {"location": "New York"}
         )
         assert weather == McpCallOutcome(
             '{"temperature":33,"conditions":"Cloudy","humidity":82}', True
@@ -79,14 +82,14 @@ async def test_everything_over_stdio_calls_timeouts_and_structured_results() -> 
         assert "Input validation error" in bad.text
         started = time.monotonic()
         slow = await binding.call(
-            "mcp__everything__trigger-long-running-operation", {"duration": 3, "steps": 3}
+            "mcp__everything__trigger_long_running_operation", {"duration": 3, "steps": 3}
         )
         assert slow == McpCallOutcome(
             "MCP server 'everything': tool 'trigger-long-running-operation' timed out after 0.5 s",
             False,
         )
         assert time.monotonic() - started < 2.0
-        again = await binding.call("mcp__everything__get-sum", {"a": 2, "b": 40})
+        again = await binding.call("mcp__everything__get_sum", {"a": 2, "b": 40})
         assert again == McpCallOutcome(
             '[{"type":"text","text":"The sum of 2 and 40 is 42."}]', True
         )
@@ -214,5 +217,9 @@ def test_exec_calls_mcp_everything_echo_end_to_end(tmp_path: Path) -> None:
         },
     ]
     first_request = json.loads(trace.read_text().splitlines()[0])
-    assert "mcp__everything__echo" in [tool["name"] for tool in first_request["tools"]]
+    # The flat name (Chat Completions, older rollouts) still dispatches; the Responses wire
+    # advertises the server as one namespace entry.
+    namespaces = [tool for tool in first_request["tools"] if tool["type"] == "namespace"]
+    assert [entry["name"] for entry in namespaces] == ["mcp__everything"]
+    assert "echo" in [tool["name"] for tool in namespaces[0]["tools"]]
     assert (home / "mcp_cache").is_dir()  # the catalog was cached for the next session

@@ -17,7 +17,7 @@ from mini_codex.mcp.naming import (
     sanitize_name_part,
 )
 
-VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+VALID = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 
 
 def _suffix(raw: str) -> str:
@@ -33,7 +33,7 @@ def test_flat_name_is_mcp_server_tool() -> None:
 
 
 def test_parts_are_sanitized_and_the_prefix_is_not_doubled() -> None:
-    assert sanitize_name_part("a.b c/d-é") == "a_b_c_d-_"
+    assert sanitize_name_part("a.b c/d-é") == "a_b_c_d__"  # Codex 0.169 replaces "-" too
     assert sanitize_name_part("") == "_"
     result = qualify_tools([("my server", "get.thing"), ("mcp__own", "x")])
     assert [t.flat_name for t in result.tools] == ["mcp__own__x", "mcp__my_server__get_thing"]

@@ -31,6 +31,9 @@ pytestmark = pytest.mark.anyio
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
 
+RESOURCE_TOOLS = ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"]
+
+
 @dataclass
 class McpRun:
     session: Session
@@ -39,7 +42,14 @@ class McpRun:
     home: Path
 
     def tool_names(self, request: int) -> list[str]:
-        return [str(tool["name"]) for tool in self.model.prompts[request].tools]
+        """Advertised tool names; a namespace entry's members as ``<namespace>__<name>``."""
+        names: list[str] = []
+        for tool in self.model.prompts[request].tools:
+            if tool["type"] == "namespace":
+                names.extend(f"{tool['name']}__{member['name']}" for member in tool["tools"])
+            else:
+                names.append(str(tool["name"]))
+        return names
 
     def developer_texts(self, request: int) -> list[str]:
         prompt: Prompt = self.model.prompts[request]
@@ -102,20 +112,25 @@ async def test_a_scripted_turn_calls_an_mcp_tool_and_the_result_is_in_the_rollou
     async with mcp_session(tmp_path, script, {"toy": inprocess_config()}, factory) as run:
         assert await run.session.run_turn("add 2 and 3") == "5"
         tools = run.model.prompts[0].tools
-        assert [t for t in tools if t["name"] == "mcp__toy__add"] == [
+        # One namespace entry per server, as Codex 0.169 sends it; the flat call still works.
+        [entry] = [t for t in tools if t["type"] == "namespace"]
+        assert {k: v for k, v in entry.items() if k != "tools"} == {
+            "type": "namespace",
+            "name": "mcp__toy",
+            "description": "The toy server.",  # its instructions, as Codex describes it
+        }
+        assert [t["name"] for t in entry["tools"]] == ["add", "echo"]
+        assert [t for t in entry["tools"] if t["name"] == "add"] == [
             {
                 "type": "function",
-                "name": "mcp__toy__add",
+                "name": "add",
                 "description": "Add two integers.",
                 "strict": False,
+                # The schema subset Codex 0.169 sends (titles are left out).
                 "parameters": {
                     "type": "object",
-                    "properties": {
-                        "a": {"title": "A", "type": "integer"},
-                        "b": {"title": "B", "type": "integer"},
-                    },
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
                     "required": ["a", "b"],
-                    "title": "addArguments",
                 },
             }
         ]
@@ -216,12 +231,14 @@ async def test_refresh_mcp_servers_uses_latest_state_for_existing_turns(tmp_path
             "mcp__s__add",
             "mcp__s__echo",
             "mcp__s__extra_v1",
+            *RESOURCE_TOOLS,  # an MCPServer declares the resources capability
         ]
         assert run.tool_names(1) == [
             "reconfigure",
             "mcp__s__add",
             "mcp__s__echo",
             "mcp__s__extra_v2",
+            *RESOURCE_TOOLS,
         ]
         assert run.outputs() == ["reconfigured", '{"result":"v2"}']
         added = "- mcp__s: MCP server s; tools: add, echo, extra_v2"
@@ -248,7 +265,7 @@ async def test_a_hidden_mcp_tool_is_not_advertised_but_can_be_called(tmp_path: P
     factory = MixedFactory({"ui": server})
     async with mcp_session(tmp_path, script, {"ui": inprocess_config()}, factory) as run:
         await run.session.run_turn("use mcp://ui")
-        assert run.tool_names(0) == ["mcp__ui__shown"]
+        assert run.tool_names(0) == ["mcp__ui__shown", *RESOURCE_TOOLS]
         assert run.outputs() == ['{"result":"w"}']
 
 

@@ -154,7 +154,14 @@ def test_a_plugin_with_a_skill_and_an_mcp_server_works_in_exec(tmp_path: Path) -
     (catalog,) = [t for t in texts if t.startswith("<skills_instructions>")]
     assert f"- `r0` = `{plugin / 'skills'}`" in catalog
     assert "- acme:deploy: Deploy with the acme toy server. (file: r0/deploy/SKILL.md)" in catalog
-    names = [tool.get("name", "") for tool in body["tools"]]
+    # MCP tools come as one namespace entry per server (Codex 0.169's layout, issue 29).
+    names = [
+        f"{tool['name']}__{member['name']}"
+        if tool.get("type") == "namespace"
+        else member.get("name", "")
+        for tool in body["tools"]
+        for member in (tool.get("tools") or [tool])
+    ]
     (echo,) = [name for name in names if "toy" in name and name.endswith("echo")]
 
     # Second run: the skill is injected by name and the plugin's MCP tool is called.

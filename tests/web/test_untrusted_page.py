@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hostile import ALL, SESSION_ID, TOOL, write_hostile
+from hostile_rollout import ALL, SESSION_ID, TOOL, write_hostile
 from inspector_server import MINI_CODEX, Server, serve
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from test_browser import CHROMIUM, FLAGS

@@ -9,13 +9,18 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mini_codex.config import Config
 from mini_codex.host.config import load_host_config
 from mini_codex.host.environment import HOME_ENV, HostEnvironment
 
+if TYPE_CHECKING:
+    from mini_codex.environments.config import EnvironmentsConfig
+
 __all__ = [
     "HOME_ENV",
+    "cli_environments",
     "host_environment",
     "load_effective_config",
     "mini_codex_home",
@@ -26,6 +31,14 @@ __all__ = [
 def host_environment() -> HostEnvironment:
     """This process's environment: ``$MINI_CODEX_HOME``, ``$SHELL``, ``$TZ``, the variables."""
     return HostEnvironment.from_variables(os.environ, Path.cwd(), Path.home())
+
+
+def cli_environments(env: HostEnvironment) -> EnvironmentsConfig:
+    """The execution environments of a CLI session (issue 26):
+    ``$MINI_CODEX_HOME/environments.toml``, else ``MINI_CODEX_EXEC_SERVER_URL``."""
+    from mini_codex.environments.config import load_environments
+
+    return load_environments(env.home, env.variables.get("MINI_CODEX_EXEC_SERVER_URL"))
 
 
 def mini_codex_home() -> Path:

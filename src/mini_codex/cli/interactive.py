@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mini_codex.cli.env import host_environment, load_effective_config
+from mini_codex.cli.env import cli_environments, host_environment, load_effective_config
 from mini_codex.errors import MiniCodexError
 from mini_codex.host import (
     SessionSpec,
@@ -67,7 +67,11 @@ def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
         recorded = read_recorded(resume, strict=False) if resume is not None else None
         resolved = resolve_session(replace(base, resume=recorded), config, env)
         async with open_session(
-            resolved, env, on_event=on_event, approval_callback=approval_callback
+            resolved,
+            env,
+            on_event=on_event,
+            approval_callback=approval_callback,
+            environments=cli_environments(env),
         ) as session:
             yield session
 

@@ -232,6 +232,7 @@ def _register(argv: Sequence[str]) -> None:
             "batch", help="Run many tasks (TASKS.jsonl), locally or on a Ray cluster; resumable."
         )(batch_command)
     if only in (None, "mcp"):
+        from mini_codex.cli import mcp_login_cmd  # noqa: F401  (adds mcp login/logout/status)
         from mini_codex.cli.mcp_cmd import mcp_app
 
         app.add_typer(mcp_app, name="mcp")
@@ -243,6 +244,12 @@ def _register(argv: Sequence[str]) -> None:
         from mini_codex.cli.execpolicy_cmd import execpolicy_app
 
         app.add_typer(execpolicy_app, name="execpolicy")
+    if only in (None, "exec-server"):
+        from mini_codex.cli.exec_server_cmd import exec_server_command
+
+        app.command("exec-server", help="Run an executor speaking Codex's exec-server protocol.")(
+            exec_server_command
+        )
     if only in (None, "ui"):
         from mini_codex.cli.ui_cmd import ui_command
 
@@ -262,5 +269,6 @@ _COMMANDS = (
     "plugin",
     "execpolicy",
     "ui",
+    "exec-server",
 )
 _register(sys.argv)

@@ -22,7 +22,13 @@ from mini_codex.cli.codex_flags import (
     flag_notices,
     run_notices,
 )
-from mini_codex.cli.env import host_environment, load_effective_config, stdin_is_terminal
+from mini_codex.cli.elicitation_prompt import terminal_elicitation
+from mini_codex.cli.env import (
+    cli_environments,
+    host_environment,
+    load_effective_config,
+    stdin_is_terminal,
+)
 from mini_codex.cli.exec_extras import (
     EphemeralOpt,
     ExecExtras,
@@ -256,6 +262,8 @@ def run_session(
                 on_event=output.event,
                 on_request=output.request,
                 approval_callback=terminal_callback(interactive=stdin_is_terminal()),
+                elicitation_callback=terminal_elicitation(interactive=stdin_is_terminal()),
+                environments=cli_environments(env),
             ) as session:
                 opened.append(session)
                 if not interrupted:

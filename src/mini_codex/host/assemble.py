@@ -10,6 +10,7 @@ AGENTS.md, the provider's stream retries — and returns what ``Session.open`` t
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,10 @@ from mini_codex.skills.service import SkillsService
 from mini_codex.world_state import WorldStateExtension
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
+    from mini_codex.environments.config import EnvironmentsConfig
+    from mini_codex.environments.manager import ThreadEnvironments
     from mini_codex.mcp.client import ClientFactory
+    from mini_codex.mcp.elicitation import ElicitationHandler
 
 __all__ = [
     "SessionOptions",
@@ -137,6 +141,11 @@ class SessionOptions:
     """A JSON Schema every turn's final message must match (``exec --output-schema``)."""
     approval_callback: ApprovalCallback | None = None
     """Answers approval requests (the terminal, a UI, a test); None denies every request."""
+    elicitation_callback: ElicitationHandler | None = None
+    """Answers MCP servers' elicitation requests; None declines them (``mcp/elicitation.py``)."""
+    environments: EnvironmentsConfig | None = None
+    """Execution environments (issue 26: ``environments.toml`` / ``MINI_CODEX_EXEC_SERVER_URL``,
+    read by ``cli/``); None or local-only: the classic single local environment."""
     rules: RuleSet | None = None
     """Command rules; None loads ``$home/rules/*.rules`` and ``<cwd>/.mini-codex/rules/*.rules``."""
     user_home: Path | None = None
@@ -170,6 +179,21 @@ def _skills(options: SessionOptions, config: Config, plugins: Any) -> SkillsServ
             project_root_markers=tuple(config.project_root_markers),
             plugin_roots=plugin_skill_roots(plugins),
         )
+    )
+
+
+def _environments(options: SessionOptions, cwd: Path) -> ThreadEnvironments | None:
+    """The session's environments manager (issue 26); None for none or only the local one."""
+    config = options.environments
+    if config is None or config.is_local_only:
+        return None
+    from mini_codex.environments.manager import ThreadEnvironments
+
+    return ThreadEnvironments(
+        config,
+        cwd=str(cwd),
+        local_shell=os.path.basename(options.shell) or None,
+        spawn_env=options.environ,
     )
 
 
@@ -221,6 +245,8 @@ def assemble(options: SessionOptions) -> tuple[SessionSettings, SessionServices]
         rules=options.rules if options.rules is not None else load_rule_files(options.home, cwd),
         retry=RetryPolicy(max_retries=_stream_retries(config)),
         approval_callback=options.approval_callback,
+        elicitation_callback=options.elicitation_callback,
+        environments=_environments(options, cwd),
         mcp_factory=options.mcp_factory,
         on_event=options.on_event,
         on_request=options.on_request,

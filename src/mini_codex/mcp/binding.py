@@ -103,6 +103,13 @@ class McpBinding:
     """Namespace → description of every server with tools in this binding."""
     pending: Mapping[str, str] = field(default_factory=dict)
     """Namespace → note of every omitted server (still starting, or failed)."""
+    instructions: Mapping[str, str] = field(default_factory=dict)
+    """Namespace → the server's instructions (the namespace's description on the wire)."""
+    resource_servers: Mapping[str, McpConnection] = field(default_factory=dict)
+    """Server → connection of every server of this binding that declares resources (the
+    resource tools are offered when this is not empty)."""
+    catalogs: Mapping[str, ServerCatalog] = field(default_factory=dict)
+    """Server → the catalog this binding was built from (prompts, for front ends)."""
     notices: tuple[str, ...] = ()
     """Notes not reported before for this connection set (the caller warns with them)."""
 
@@ -230,6 +237,11 @@ def _bind(
         server_of_namespace[entry.namespace] = entry.server
         if visible:
             names_by_namespace.setdefault(entry.namespace, []).append(entry.tool)
+    instructions = {
+        namespace: text
+        for namespace, server in server_of_namespace.items()
+        if (text := (catalogs[server][0].instructions or "").strip())
+    }
     namespaces = {
         namespace: namespace_description(
             server_of_namespace[namespace],
@@ -243,4 +255,11 @@ def _bind(
         tools=tuple(tools),
         namespaces=namespaces,
         pending=dict(pending),
+        instructions=instructions,
+        resource_servers={
+            server: conn_set.connections[server]
+            for server, (catalog, _) in catalogs.items()
+            if catalog.resources
+        },
+        catalogs={server: catalog for server, (catalog, _) in catalogs.items()},
     )

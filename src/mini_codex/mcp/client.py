@@ -15,34 +15,28 @@ file (the *server log*) whose tail is quoted when the server fails to start; for
 the log gets one line per HTTP error status (which the SDK does not report), e.g.
 ``HTTP 401 Unauthorized from http://127.0.0.1:3001/mcp``.
 
-What does not belong here: which connections exist (``runtime.py``), what a step may call
-(``binding.py``), naming and result conversion (``naming.py``, ``results.py``).
+What does not belong here: how a client is opened (``transports.py``: stdio, HTTP, bearer,
+OAuth, elicitation; re-exported here), which connections exist (``runtime.py``), what a step may
+call (``binding.py``), naming and result conversion (``naming.py``, ``results.py``).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, Literal, Protocol, TextIO, cast
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, TextIO, TypeVar, cast
 
 import anyio
-import httpx2
 import mcp_types
 from mcp.client.client import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
-from mini_codex._version import __version__
 from mini_codex.config import McpServerConfig
 from mini_codex.mcp.catalog import ServerCatalog
 from mini_codex.mcp.errors import (
     McpCallError,
     McpError,
-    McpStartupError,
     McpUnavailableError,
     describe_exception,
     is_connection_closed,
@@ -50,6 +44,8 @@ from mini_codex.mcp.errors import (
     is_timeout,
     map_mcp_errors,
 )
+from mini_codex.mcp.oauth import McpAuthError
+from mini_codex.mcp.transports import ClientFactory, StdioHttpClientFactory
 
 __all__ = [
     "ClientFactory",
@@ -60,85 +56,16 @@ __all__ = [
 ]
 
 ConnectionStatus = Literal["starting", "ready", "failed", "closed"]
+_R = TypeVar("_R")
 
 _MAX_LIST_PAGES = 100
 _STDERR_TAIL_BYTES = 2000
-_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-CLIENT_INFO = mcp_types.Implementation(name="mini-codex", version=__version__)
-
-
-class ClientFactory(Protocol):
-    """Opens a connected SDK ``Client`` for one server (tests pass in-process servers).
-
-    ``errlog`` is the connection's server log: a stdio child's stderr, or diagnostic lines.
-    """
-
-    def __call__(
-        self, server: str, config: McpServerConfig, errlog: TextIO | None
-    ) -> AbstractAsyncContextManager[Client]: ...
-
-
-class StdioHttpClientFactory:
-    """The real transports: a stdio child process, or streamable HTTP with headers/bearer token.
-
-    ``environ`` is the process environment (given by ``cli/``), read only for the variables a
-    config names (``env_vars``, ``bearer_token_env_var``).
-    """
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self.environ: Mapping[str, str] = environ or {}
-
-    def __call__(
-        self, server: str, config: McpServerConfig, errlog: TextIO | None
-    ) -> AbstractAsyncContextManager[Client]:
-        return self._open(server, config, errlog)
-
-    @asynccontextmanager
-    async def _open(
-        self, server: str, config: McpServerConfig, errlog: TextIO | None
-    ) -> AsyncIterator[Client]:
-        if config.command is not None:
-            env = {name: self.environ[name] for name in config.env_vars if name in self.environ}
-            env.update(config.env)
-            params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=env, cwd=config.cwd
-            )
-            transport = stdio_client(params, errlog=errlog if errlog is not None else sys.stderr)
-            async with Client(transport, client_info=CLIENT_INFO, cache=None) as client:
-                yield client
-            return
-        assert config.url is not None  # McpServerConfig guarantees one transport
-        headers = {**config.http_headers, **config.headers}
-        if config.bearer_token_env_var is not None:
-            token = self.environ.get(config.bearer_token_env_var)
-            if not token:
-                raise McpStartupError(
-                    server,
-                    f"MCP server {server!r} failed to start: environment variable "
-                    f"{config.bearer_token_env_var} (bearer_token_env_var) is not set",
-                )
-            headers["Authorization"] = f"Bearer {token}"
-
-        async def log_error_status(response: httpx2.Response) -> None:
-            if response.status_code >= 400 and errlog is not None:
-                errlog.write(
-                    f"HTTP {response.status_code} {response.reason_phrase} "
-                    f"from {response.request.url}\n"
-                )
-                errlog.flush()
-
-        async with httpx2.AsyncClient(
-            headers=headers,
-            timeout=_HTTP_TIMEOUT,
-            event_hooks={"response": [log_error_status]},
-        ) as http:
-            transport = streamable_http_client(config.url, http_client=http)
-            async with Client(transport, client_info=CLIENT_INFO, cache=None) as client:
-                yield client
 
 
 async def list_catalog(client: Client) -> ServerCatalog:
-    """Every page of ``tools/list``, plus the server's title and instructions."""
+    """Every page of ``tools/list`` (and ``prompts/list`` when the server has prompts), the
+    server's title and instructions, and whether it declares resources."""
+    capabilities = client.server_capabilities
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     for _ in range(_MAX_LIST_PAGES):
@@ -147,9 +74,24 @@ async def list_catalog(client: Client) -> ServerCatalog:
         cursor = page.next_cursor
         if cursor is None:
             break
+    prompts: list[mcp_types.Prompt] = []
+    if capabilities is not None and capabilities.prompts is not None:
+        cursor = None
+        for _ in range(_MAX_LIST_PAGES):
+            prompt_page = await client.list_prompts(cursor=cursor)
+            prompts.extend(prompt_page.prompts)
+            cursor = prompt_page.next_cursor
+            if cursor is None:
+                break
     info = client.server_info
     title = (info.title or info.name) if info is not None else None
-    return ServerCatalog(tools=tuple(tools), title=title, instructions=client.instructions)
+    return ServerCatalog(
+        tools=tuple(tools),
+        title=title,
+        instructions=client.instructions,
+        resources=capabilities is not None and capabilities.resources is not None,
+        prompts=tuple(prompts),
+    )
 
 
 def _open_errlog() -> TextIO:
@@ -193,6 +135,8 @@ class McpConnection:
         """Why the connection failed (startup error or crash), for the model and the user."""
         self.crashed = False
         """True when a ready connection was lost (the runtime restarts it at the next refresh)."""
+        self.needs_login = False
+        """The server refused the connection for want of a (valid) OAuth login."""
         self.catalog: ServerCatalog | None = None
         self.started_at = time.monotonic()
         self.ready_at: float | None = None
@@ -201,6 +145,7 @@ class McpConnection:
         self._settled = anyio.Event()
         self._done = anyio.Event()
         self._close_requested = False
+        self._limit = anyio.Semaphore(config.max_concurrent_calls)
 
     def __repr__(self) -> str:
         return f"<McpConnection {self.server} {self.status}>"
@@ -262,6 +207,9 @@ class McpConnection:
                 self.ready_at = time.monotonic()
                 self._settle("ready")
                 await anyio.sleep_forever()
+        except McpAuthError as exc:
+            self.needs_login = True
+            self._settle("failed", str(exc))
         except McpError as exc:
             self._settle("failed", self._with_stderr(str(exc), errlog))
         except (Exception, BaseExceptionGroup) as exc:
@@ -309,14 +257,52 @@ class McpConnection:
         self, tool: str, arguments: dict[str, Any] | None, timeout_s: float
     ) -> mcp_types.CallToolResult:
         """Call ``tool`` with a per-call timeout; raises ``McpError`` subclasses."""
+        return await self._request(
+            f"tool {tool!r}",
+            timeout_s,
+            lambda client: client.call_tool(tool, arguments, read_timeout_seconds=timeout_s),
+        )
+
+    async def list_resources(
+        self, cursor: str | None, timeout_s: float
+    ) -> mcp_types.ListResourcesResult:
+        return await self._request(
+            "resources/list", timeout_s, lambda client: client.list_resources(cursor=cursor)
+        )
+
+    async def list_resource_templates(
+        self, cursor: str | None, timeout_s: float
+    ) -> mcp_types.ListResourceTemplatesResult:
+        return await self._request(
+            "resources/templates/list",
+            timeout_s,
+            lambda client: client.list_resource_templates(cursor=cursor),
+        )
+
+    async def read_resource(self, uri: str, timeout_s: float) -> mcp_types.ReadResourceResult:
+        return await self._request(
+            f"resource {uri!r}", timeout_s, lambda client: client.read_resource(uri)
+        )
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None, timeout_s: float
+    ) -> mcp_types.GetPromptResult:
+        return await self._request(
+            f"prompt {name!r}", timeout_s, lambda client: client.get_prompt(name, arguments)
+        )
+
+    async def _request(
+        self, what: str, timeout_s: float, send: Callable[[Client], Awaitable[_R]]
+    ) -> _R:
+        """One request with a timeout, at most ``max_concurrent_calls`` at once per server."""
         client = self._client
         if self.status != "ready" or client is None:
             raise McpUnavailableError(self.server, self.unavailable_reason())
-        what = f"tool {tool!r}"
         try:
-            with map_mcp_errors(self.server, "call", what):
-                with anyio.fail_after(timeout_s + 1.0):
-                    return await client.call_tool(tool, arguments, read_timeout_seconds=timeout_s)
+            async with self._limit:
+                with map_mcp_errors(self.server, "call", what):
+                    with anyio.fail_after(timeout_s + 1.0):
+                        return await send(client)
         except McpUnavailableError as exc:
             self._lose(str(exc))
             raise

@@ -7,7 +7,8 @@ Each tool keeps its raw identity (server name, raw tool name) for protocol calls
 
 Rules, in order:
 
-1. Sanitize each part: every character outside ``[A-Za-z0-9_-]`` becomes ``_`` (empty → ``_``).
+1. Sanitize each part: every character outside ``[A-Za-z0-9_]`` becomes ``_`` (empty → ``_``), as
+   Codex 0.169 does: the reference server's ``get-annotated-message`` is ``get_annotated_message``.
    The namespace is ``mcp__<server>`` (the ``mcp__`` prefix is not doubled when the server name
    already starts with it).
 2. Identical raw identities are de-duplicated ("skipping duplicated tool").
@@ -20,9 +21,11 @@ Rules, in order:
    after the namespace, the namespace is truncated and the suffix becomes the name; a repeated
    clash hashes ``raw\\0<attempt>`` instead.
 
-The flattened name is what goes into the Responses API ``tools`` list and comes back in function
-calls (we do not emit namespace tool specs). Names are ASCII after sanitizing, so characters and
-bytes agree.
+On the Responses wire a server's tools are one ``{"type": "namespace", "name": <namespace>,
+"tools": [...]}`` entry whose members carry the name inside the namespace, and calls come back as
+``{"name": <name>, "namespace": <namespace>}`` (``runtime/tool_router.py``); Chat Completions and
+rollouts recorded before namespaces use the flat name. Names are ASCII after sanitizing, so
+characters and bytes agree.
 """
 
 from __future__ import annotations
@@ -49,11 +52,11 @@ NAME_DELIMITER = "__"
 MCP_PREFIX = "mcp__"
 HASH_LEN = 12
 
-_DISALLOWED = re.compile(r"[^A-Za-z0-9_-]")
+_DISALLOWED = re.compile(r"[^A-Za-z0-9_]")
 
 
 def sanitize_name_part(value: str) -> str:
-    """Replace every character outside ``[A-Za-z0-9_-]`` by ``_``; never empty."""
+    """Replace every character outside ``[A-Za-z0-9_]`` by ``_``; never empty."""
     return _DISALLOWED.sub("_", value) or "_"
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -33,7 +34,10 @@ from mini_codex.mcp.binding import McpBinding, McpConnectionSet, capture_binding
 from mini_codex.mcp.cache import CatalogCache
 from mini_codex.mcp.catalog import ServerCatalog
 from mini_codex.mcp.client import ClientFactory, McpConnection, StdioHttpClientFactory
-from mini_codex.mcp.errors import McpStartupError
+from mini_codex.mcp.errors import McpStartupError, McpUnavailableError
+
+if TYPE_CHECKING:
+    import mcp_types
 
 __all__ = ["DEFAULT_GRACE_S", "McpRuntime", "RefreshProbe"]
 
@@ -258,3 +262,32 @@ class McpRuntime:
             else:
                 keep.append((generation, connection))
         self._retired = keep
+
+    # --- prompts -----------------------------------------------------------------------------
+
+    def prompts(self) -> dict[str, tuple[mcp_types.Prompt, ...]]:
+        """Server → the prompts of every ready server of the published set."""
+        conn_set = self._published
+        if conn_set is None:
+            return {}
+        return {
+            name: connection.catalog.prompts
+            for name, connection in sorted(conn_set.connections.items())
+            if connection.status == "ready" and connection.catalog is not None
+        }
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str] | None = None
+    ) -> mcp_types.GetPromptResult:
+        """``prompts/get`` on ``server``; raises ``McpError`` (unknown server included)."""
+        await self.refresh_if_dirty()
+        conn_set = self._published
+        connection = conn_set.connections.get(server) if conn_set is not None else None
+        if connection is None:
+            raise McpUnavailableError(server, f"unknown MCP server {server!r}")
+        if connection.status == "starting":
+            with anyio.move_on_after(connection.config.startup_timeout_sec):
+                await connection.wait_settled()
+        return await connection.get_prompt(
+            name, dict(arguments or {}), connection.config.tool_timeout_sec
+        )

@@ -20,7 +20,8 @@ History → ``messages`` (``chat_messages``):
 Tools → ``tools`` (``chat_tools``): function tools as function specs; custom (freeform) tools as
 functions taking one string argument ``input`` (the format, if any, is described in the
 description); other tool types are left out. Calls of such a function come back as
-``CustomToolCall`` items, so the runtime and the rollout never see the difference.
+``CustomToolCall`` items, so the runtime and the rollout never see the difference. A namespace
+entry (MCP) becomes its member functions with flat names ``<namespace>__<name>``.
 
 Stream: text deltas → ``OutputItemAdded`` (once) + ``OutputTextDelta``; ``reasoning_content`` /
 ``reasoning`` deltas (vLLM, Ollama, llama.cpp) → ``ReasoningSummaryDelta`` (display only);
@@ -181,8 +182,8 @@ class _MessageBuilder:
             case Message():
                 self.flush()
                 self.messages.append({"role": item.role, "content": _user_content(item)})
-            case FunctionCall(call_id=call_id, name=name, arguments=arguments):
-                self.add_call(call_id, name, arguments)
+            case FunctionCall(call_id=call_id, arguments=arguments):
+                self.add_call(call_id, item.qualified_name, arguments)
             case CustomToolCall(call_id=call_id, name=name, input=text):
                 self.add_call(call_id, name, json.dumps({CUSTOM_TOOL_ARGUMENT: text}))
             case (
@@ -225,11 +226,24 @@ def _custom_description(tool: dict[str, Any]) -> str:
     return text
 
 
+def _flattened(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Namespace entries as their member tools named ``<namespace>__<name>`` (Chat has no
+    namespaces; such a call comes back with the flat name, which the router knows)."""
+    flat: list[dict[str, Any]] = []
+    for tool in tools:
+        if tool.get("type") != "namespace":
+            flat.append(tool)
+            continue
+        for member in tool.get("tools") or ():
+            flat.append({**member, "name": f"{tool['name']}__{member['name']}"})
+    return flat
+
+
 def chat_tools(tools: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], frozenset[str]]:
     """Responses-API tool entries as chat function specs, and the names of the custom tools."""
     specs: list[dict[str, Any]] = []
     custom: set[str] = set()
-    for tool in tools:
+    for tool in _flattened(tools):
         match tool.get("type"):
             case "function":
                 function: dict[str, Any] = {

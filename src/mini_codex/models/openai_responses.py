@@ -141,7 +141,7 @@ def item_shape(data: dict[str, Any], *, keep_id: bool) -> dict[str, Any] | None:
                 shaped["encrypted_content"] = data["encrypted_content"]
             return shaped
         case "function_call":
-            return _pick(data, "type", *ident, "name", "arguments", "call_id")
+            return _pick(data, "type", *ident, "name", "namespace", "arguments", "call_id")
         case "custom_tool_call":
             return _pick(data, "type", *ident, "status", "call_id", "name", "input")
         case "function_call_output" | "custom_tool_call_output":
@@ -158,6 +158,14 @@ def _fast_request_item(item: ResponseItem) -> dict[str, Any] | None:
     common items (no ``model_dump``: ~15 µs per item, which a resumed history of 100k items
     pays once); None when the item needs the general path."""
     if isinstance(item, FunctionCall):
+        if item.namespace is not None:
+            return {
+                "type": "function_call",
+                "name": item.name,
+                "namespace": item.namespace,
+                "arguments": item.arguments,
+                "call_id": item.call_id,
+            }
         return {
             "type": "function_call",
             "name": item.name,

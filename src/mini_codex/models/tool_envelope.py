@@ -133,7 +133,8 @@ def envelope_history(items: Sequence[ResponseItem]) -> list[ResponseItem]:
     result: list[ResponseItem] = []
     for item in items:
         match item:
-            case FunctionCall(call_id=call_id, name=name, arguments=arguments):
+            case FunctionCall(call_id=call_id, arguments=arguments):
+                name = item.qualified_name
                 names[call_id] = name
                 payload = {TOOL_KEY: name, ARGUMENTS_KEY: _arguments_value(arguments)}
                 result.append(assistant_message(_envelope_text(payload)))

@@ -82,6 +82,14 @@ class FunctionCall(WireModel):
     arguments: str
     call_id: str
     id: str | None = None
+    namespace: str | None = None
+    """The tool namespace of the call (Codex 0.169's MCP tools: ``mcp__SERVER``); None for a
+    flat name (core tools, Chat Completions, rollouts recorded before namespaces)."""
+
+    @property
+    def qualified_name(self) -> str:
+        """The flat tool name: ``<namespace>__<name>``, or ``name`` without a namespace."""
+        return f"{self.namespace}__{self.name}" if self.namespace else self.name
 
 
 class FunctionCallOutput(WireModel):

@@ -46,6 +46,9 @@ class SessionMeta(WireModel):
     model_provider: str | None = None
     context_window: ContextWindowRef | None = None
     mini_codex_schema: int | None = None
+    environments: list[dict[str, str]] | None = None
+    """The thread's environment selections (``{environment_id, cwd}`` each, in order), written
+    when the session has executors; a resume restores them (issue 26)."""
 
     @property
     def thread_id(self) -> str:

@@ -29,6 +29,7 @@ from mini_codex.mcp.binding import McpBinding
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.deadline import DeadlineCall, Late
+from mini_codex.runtime.environments_step import route_tools, step_snapshot, world_environments
 from mini_codex.runtime.extension_inputs import extension_context
 from mini_codex.runtime.mcp_tools import mcp_registered_tools
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
@@ -52,6 +53,7 @@ from mini_codex.world_state.sections.workspace import WorkspaceSection
 from mini_codex.world_state.workspace_files import WorkspaceFiles
 
 if TYPE_CHECKING:  # the MCP runtime (and its SDK) is loaded only when servers are configured
+    from mini_codex.environments.manager import EnvironmentSnapshot, ThreadEnvironments
     from mini_codex.mcp.runtime import McpRuntime
     from mini_codex.skills.service import SkillsService, StepSkills
 
@@ -108,6 +110,8 @@ class CaptureCaches:
     )
     last_agents_md: LoadedAgentsMd | None = None
     last_workspace: WorkspaceFiles | None = None
+    environments: ThreadEnvironments | None = None
+    """The session's environments (issue 26); None: the classic single local environment."""
     skills: SkillsService | None = None
     """The session's skills (None: no skills catalog); discovered once per turn."""
     extension_stores: ExtensionStores = field(default_factory=ExtensionStores)
@@ -144,7 +148,7 @@ async def capture_step(
     ``previous_model``: the model of the previous turn (the ``model`` section tells a switch).
     """
     await _phase(settings, "environments")
-    environments = _environments(turn)
+    environments, snapshot = await _environments(turn, caches)
     notes: list[str] = []
     await _phase(settings, "agents_md")
     agents_md = await _agents_md(turn, settings, caches, notes)
@@ -158,6 +162,8 @@ async def capture_step(
     mcp = await _mcp_binding(settings, mcp_runtime, required_mcp_servers)
     await _phase(settings, "tools")
     registered = [*settings.tools, *mcp_registered_tools(mcp)]
+    if snapshot is not None:  # environments hook (issue 26): route to the step's environments
+        registered = route_tools(registered, snapshot)
     if settings.wrap_tool is not None:
         registered = [settings.wrap_tool(entry) for entry in registered]
     step = StepContext(
@@ -174,6 +180,7 @@ async def capture_step(
             tuple(settings.approvals.session_prefixes()) if settings.approvals is not None else ()
         ),
         notes=tuple(display_path(note) for note in notes),
+        environment_snapshot=snapshot,
         skills=skills,
     )
     world_state = build_world_state(
@@ -187,16 +194,27 @@ async def capture_step(
     return CapturedStep(step, world_state)
 
 
-def _environments(turn: TurnContext) -> tuple[Environment, ...]:
+async def _environments(
+    turn: TurnContext, caches: CaptureCaches
+) -> tuple[tuple[Environment, ...], EnvironmentSnapshot | None]:
+    """The step's environments, and their readiness snapshot when the session has several
+    (issue 26; the first step waits, bounded, for executors still connecting)."""
+    if caches.environments is not None:
+        await caches.environments.settle()
+        snapshot = step_snapshot(turn, caches.environments)
+        return world_environments(snapshot), snapshot
     shell_name = os.path.basename(turn.session.shell) or None
-    return tuple(
-        Environment(
-            id=selection.id,
-            cwd=str(selection.cwd),
-            shell=shell_name,
-            is_primary=index == 0,
-        )
-        for index, selection in enumerate(turn.environments)
+    return (
+        tuple(
+            Environment(
+                id=selection.id,
+                cwd=str(selection.cwd),
+                shell=shell_name,
+                is_primary=index == 0,
+            )
+            for index, selection in enumerate(turn.environments)
+        ),
+        None,
     )
 
 

@@ -20,6 +20,7 @@ from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 
 if TYPE_CHECKING:
     from mini_codex.discovery.agents_md import LoadedAgentsMd
+    from mini_codex.environments.manager import EnvironmentSnapshot
     from mini_codex.mcp.binding import McpBinding
     from mini_codex.runtime.tool_router import ToolRouter
     from mini_codex.sandbox.bwrap import SandboxAvailability
@@ -99,5 +100,8 @@ class StepContext:
     """Commands approved for the session when the step was captured (``permissions``)."""
     notes: tuple[str, ...] = ()
     """What the capture skipped or could not finish, told to the model (``capture_notes``)."""
+    environment_snapshot: EnvironmentSnapshot | None = None
+    """The readiness of the turn's selected environments at capture (issue 26); None: the
+    classic single local environment."""
     skills: StepSkills | None = None
     """The turn's skills (catalog, ``host_skills`` section); None when skills are off."""

@@ -9,7 +9,8 @@ through this class, so they print and return the same items. The rules follow Co
 * An assistant message and a non-empty reasoning summary become one ``item.completed`` each.
 * Shell calls (``shell``, ``shell_command``, ``exec_command``) → ``command_execution``;
   ``apply_patch`` → ``file_change`` (paths absolute, kinds from the parsed patch);
-  ``mcp__SERVER__TOOL`` → ``mcp_tool_call``: ``item.started`` when the call begins and
+  ``mcp__SERVER__TOOL`` and the resource tools (server ``codex`` when no ``server`` was given, as
+  Codex 0.169 reports them) → ``mcp_tool_call``: ``item.started`` when the call begins and
   ``item.completed`` when it ends.
 * ``update_plan`` → one ``todo_list`` item per turn: started by the first plan, updated by the next
   ones, completed when the turn ends.
@@ -29,6 +30,7 @@ from typing import Any, Literal
 
 import orjson
 
+from mini_codex.mcp.resources import RESOURCE_TOOL_NAMES
 from mini_codex.protocol import (
     AgentMessageEvent,
     TaskComplete,
@@ -259,6 +261,18 @@ class ExecEventMapper:
             if changes is None:
                 return []  # an unparsable patch changes nothing; the model is told why
             started = FileChangeItem(id=self._new_id(), changes=changes, status="in_progress")
+        elif event.name in RESOURCE_TOOL_NAMES:  # as Codex: server "codex" for all servers
+            arguments = _json_object(event.payload)
+            server = arguments.get("server")
+            started = McpToolCallItem(
+                id=self._new_id(),
+                server=server if isinstance(server, str) else "codex",
+                tool=event.name,
+                arguments=arguments,
+                result=None,
+                error=None,
+                status="in_progress",
+            )
         elif event.name.startswith(_MCP_PREFIX):
             server, tool = _split_mcp_name(event.name)
             started = McpToolCallItem(

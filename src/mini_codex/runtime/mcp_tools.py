@@ -1,11 +1,15 @@
 """MCP tools of a step as router entries: the ``Tool`` adapter over a step's ``McpBinding``.
 
 Lives in ``runtime/`` because it joins two adapter packages (``tools.base`` and ``mcp``) that the
-layer contract keeps independent of each other. Each tool's model-visible name is the flattened
-``mcp__<server>__<tool>`` (``mcp/naming.py``); its namespace (``mcp__<server>``) and the server's
-one-line description group it in the ``tools`` world-state section. A call decodes the function
-``arguments`` (a JSON object) and goes through the binding the step captured, never through the
-runtime's latest state.
+layer contract keeps independent of each other. Each tool is registered under the flattened
+``mcp__<server>__<tool>`` (``mcp/naming.py``), the name Chat Completions and older rollouts call;
+on the Responses wire it is advertised inside its server's ``namespace`` entry under the sanitized
+tool name (``wire_name``), described by the server's instructions. Its namespace and the server's
+one-line description group it in the ``tools`` world-state section. MCP calls are
+parallel-capable: the calls of one response run concurrently, at most ``max_concurrent_calls``
+per server (``mcp/client.py``). The resource tools come from ``mcp_resource_tools.py``. A call
+decodes the function ``arguments`` (a JSON object) and goes through the binding the step
+captured, never through the runtime's latest state.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 import orjson
 
 from mini_codex.mcp.binding import BoundTool, McpBinding
+from mini_codex.runtime.mcp_resource_tools import resource_registered_tools
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
 
@@ -32,6 +37,7 @@ class McpTool:
             description=bound.description,
             kind="function",
             parameters=bound.parameters,
+            supports_parallel=True,
         )
 
     @property
@@ -70,6 +76,8 @@ def mcp_registered_tools(binding: McpBinding) -> list[RegisteredTool]:
             exposure="direct" if bound.visible else "hidden",
             namespace=bound.qualified.namespace,
             namespace_description=binding.namespaces.get(bound.qualified.namespace),
+            wire_name=bound.qualified.name,
+            wire_description=binding.instructions.get(bound.qualified.namespace),
         )
         for bound in binding.tools
-    ]
+    ] + resource_registered_tools(binding)

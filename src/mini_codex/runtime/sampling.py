@@ -48,7 +48,7 @@ from mini_codex.protocol.session_events import (
     ToolCallEnd,
 )
 from mini_codex.runtime.contexts import StepContext
-from mini_codex.runtime.tool_runtime import ToolCallItem, ToolCallRuntime
+from mini_codex.runtime.tool_runtime import ToolCallItem, ToolCallRuntime, call_name
 from mini_codex.tools.base import ToolContext, ToolOutput
 
 STREAM_CLOSED_EARLY = "stream closed before response.completed"
@@ -103,6 +103,7 @@ def tool_context(step: StepContext, call: ToolCallItem) -> ToolContext:
         allow_unsandboxed=turn.session.config.sandbox.allow_unsandboxed,
         approval_policy=turn.approval_policy,
         approvals=turn.session.approvals,
+        environments=step.environment_snapshot,
     )
 
 
@@ -162,7 +163,7 @@ async def _try_sampling_request(
         payload = call.input if isinstance(call, CustomToolCall) else call.arguments
         io.emit(
             ToolCallBegin(
-                call_id=call.call_id, name=call.name, step_id=step.step_id, payload=payload
+                call_id=call.call_id, name=call_name(call), step_id=step.step_id, payload=payload
             )
         )
 
@@ -170,7 +171,7 @@ async def _try_sampling_request(
         io.emit(
             ToolCallEnd(
                 call_id=call.call_id,
-                name=call.name,
+                name=call_name(call),
                 output=output.text,
                 success=output.success,
                 duration_s=duration,

@@ -40,14 +40,14 @@ from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.capture import CaptureCaches
 from mini_codex.runtime.contexts import TurnContext
+from mini_codex.runtime.environments_step import ThreadSelections
 from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.session_settings import SessionServices, SessionSettings
 from mini_codex.runtime.session_start import (
     checkpoint_if_due,
-    new_rollout,
-    recorder_options,
-    restore_session,
+    open_rollout,
+    start_environments,
     start_mcp,
 )
 from mini_codex.runtime.turn import TurnDeps, TurnState, run_compact_task, run_turn
@@ -83,7 +83,7 @@ class Session:
         self.on_request: Callable[[Prompt], None] | None = services.on_request
         self._on_event = services.on_event
         self._startup_warnings = list(services.startup_warnings)
-        self._mcp_factory = services.mcp_factory
+        self._services = services
         self._retry = services.retry
         self._tg = task_group
         self._subscribers: list[MemoryObjectSendStream[SessionEvent]] = []
@@ -121,13 +121,19 @@ class Session:
             approvals=self.approvals,
         )
         """What every step capture reads (tests may replace it between steps)."""
-        self.caches = CaptureCaches(scanner=WorkspaceScanner(self.cwd), skills=services.skills)
+        self.caches = CaptureCaches(
+            scanner=WorkspaceScanner(self.cwd),
+            skills=services.skills,
+            environments=services.environments,
+        )
         """What step captures keep across steps (the workspace scanner, AGENTS.md cache, …)."""
+        self.selections = ThreadSelections(services.environments, self.cwd)
         self.mcp: McpRuntime | None = None
         self._active: anyio.CancelScope | None = None
         self._active_turn_id = ""
         self._turn_done: anyio.Event | None = None
         self._closing = False
+        self._environments_scope: anyio.CancelScope | None = None
 
     def _warn(self, message: str) -> None:
         self._emit(WarningEvent(message=message))
@@ -157,25 +163,12 @@ class Session:
 
     async def _start(self) -> None:
         options = self.settings
+        self._environments_scope = start_environments(self.caches.environments, self._tg)
         # MCP servers start in the background; a ``required`` one that cannot start fails here.
-        self.mcp = await start_mcp(options, self._mcp_factory, self._tg)
+        self.mcp = await start_mcp(options, self._services, self._tg, self._warn)
         resumed = options.resume_path is not None
-        if options.resume_path is not None:
-            self.session_id = restore_session(
-                options.resume_path,
-                self.history,
-                self.state,
-                self.approvals,
-                base_instructions=self.base_instructions,
-                model=self.model,
-                skills=self.caches.skills,
-            )
-            self.rollout_path = options.resume_path
-            self.recorder = RolloutRecorder(
-                options.resume_path, options=recorder_options(self.config)
-            )
-        else:
-            self.session_id, self.rollout_path, self.recorder = new_rollout(options)
+        rollout = open_rollout(options, self.history, self.state, self.approvals, self.caches)
+        self.session_id, self.rollout_path, self.recorder, self.selections.restored = rollout
         if self.recorder is not None:
             await self.recorder.start(self._tg)
         self.recording.recorder = self.recorder
@@ -214,6 +207,8 @@ class Session:
             await self.recorder.aclose()
         if self.mcp is not None:
             await self.mcp.aclose()
+        if self._environments_scope is not None:
+            self._environments_scope.cancel()
         for stream in self._subscribers:
             stream.close()
 
@@ -251,6 +246,7 @@ class Session:
             model=self.model,
             approval_policy=self.approval_policy,
             sandbox=self.sandbox,
+            environments=self.selections.for_turn(self._warn),
         )
 
     async def run_turn(

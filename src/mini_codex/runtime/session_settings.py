@@ -25,7 +25,9 @@ from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, Tu
 from mini_codex.runtime.tool_router import RegisteredTool
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
+    from mini_codex.environments.manager import ThreadEnvironments
     from mini_codex.mcp.client import ClientFactory
+    from mini_codex.mcp.elicitation import ElicitationHandler
     from mini_codex.skills.service import SkillsService
 
 __all__ = ["SessionServices", "SessionSettings"]
@@ -64,10 +66,12 @@ class SessionSettings:
         model: str,
         approval_policy: ApprovalPolicy,
         sandbox: SandboxPolicy,
+        environments: tuple[EnvironmentSelection, ...] | None = None,
     ) -> TurnContext:
         """The frozen context of a new turn (the date is read from ``clock`` now); ``model``,
         ``approval_policy`` and ``sandbox`` are the session's current ones (the UI's ``/model``
-        and ``/approvals`` change them between turns)."""
+        and ``/approvals`` change them between turns); ``environments`` are the turn's
+        selections (issue 26; None: the one local environment)."""
         session = SessionContext(
             session_id=session_id,
             home=self.home,
@@ -87,7 +91,11 @@ class SessionSettings:
             cwd=self.cwd,
             current_date=self.clock().strftime("%Y-%m-%d"),
             timezone=self.timezone,
-            environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
+            environments=(
+                environments
+                if environments is not None
+                else (EnvironmentSelection(id="local", cwd=self.cwd),)
+            ),
             reasoning_effort=self.config.model_reasoning_effort,
             reasoning_summary=self.config.model_reasoning_summary,
             output_schema=output_schema or self.output_schema,
@@ -105,6 +113,11 @@ class SessionServices:
     rules: RuleSet
     retry: RetryPolicy
     approval_callback: ApprovalCallback | None = None
+    elicitation_callback: ElicitationHandler | None = None
+    """Answers MCP servers' elicitation requests; None declines them (``mcp/elicitation.py``)."""
+    environments: ThreadEnvironments | None = None
+    """The session's execution environments (issue 26), started by the session as it opens;
+    None: the classic single local environment."""
     mcp_factory: ClientFactory | None = None
     on_event: Callable[[SessionEvent], None] | None = None
     on_request: Callable[[Prompt], None] | None = None

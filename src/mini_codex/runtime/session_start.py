@@ -1,13 +1,14 @@
-"""What a session does as it opens: start its MCP servers, create its rollout (a new session) or
+"""What a session does as it opens: start its execution environments (issue 26) and its MCP
+servers, create its rollout (a new session) or
 restore itself from one (resume: history, world-state baseline, reference context, previous
 model, window, approved command prefixes and token totals)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import anyio
 from anyio.abc import TaskGroup
@@ -23,23 +24,56 @@ from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
 from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings
 from mini_codex.rollout.resume import last_token_info, load_resume_state
 from mini_codex.runtime.approvals import SessionApprovals
-from mini_codex.runtime.session_settings import SessionSettings
+from mini_codex.runtime.capture import CaptureCaches
+from mini_codex.runtime.environments_step import recorded_selections
+from mini_codex.runtime.session_settings import SessionServices, SessionSettings
 from mini_codex.runtime.turn_state import TokenTotals, TurnState
 from mini_codex.world_state import WorldStateSnapshot
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
-    from mini_codex.mcp.client import ClientFactory
+    from mini_codex.environments.manager import ThreadEnvironments
     from mini_codex.mcp.runtime import McpRuntime
     from mini_codex.skills.service import SkillsService
 
-__all__ = ["checkpoint_if_due", "new_rollout", "recorder_options", "restore_session", "start_mcp"]
+__all__ = [
+    "OpenedRollout",
+    "checkpoint_if_due",
+    "new_rollout",
+    "open_rollout",
+    "recorder_options",
+    "restore_session",
+    "start_environments",
+    "start_mcp",
+]
+
+
+def start_environments(
+    manager: ThreadEnvironments | None, task_group: TaskGroup
+) -> anyio.CancelScope | None:
+    """Environments hook (issue 26): connect the configured executors in the background; the
+    returned scope ends them (the session's shutdown cancels it)."""
+    if manager is None:
+        return None
+    scope = anyio.CancelScope()
+
+    async def run() -> None:
+        with scope:
+            async with manager:
+                await anyio.sleep_forever()
+
+    task_group.start_soon(run)
+    return scope
 
 
 async def start_mcp(
-    settings: SessionSettings, factory: ClientFactory | None, task_group: TaskGroup
+    settings: SessionSettings,
+    services: SessionServices,
+    task_group: TaskGroup,
+    on_warning: Callable[[str], None] | None = None,
 ) -> McpRuntime | None:
     """The configured MCP servers, started in the background (None without any); raises for a
-    ``required`` one that does not start."""
+    ``required`` one that does not start. The services' ``mcp_factory`` opens the clients
+    (default: stdio / streamable HTTP, whose elicitations ``elicitation_callback`` answers)."""
     config = settings.config
     servers = {name: c for name, c in config.mcp_servers.items() if c.enabled}
     if not servers:
@@ -51,7 +85,13 @@ async def start_mcp(
     environ: Mapping[str, str] = settings.environ or {}
     runtime = McpRuntime(
         servers,
-        factory=factory or StdioHttpClientFactory(environ),
+        factory=services.mcp_factory
+        or StdioHttpClientFactory(
+            environ,
+            home=settings.home,
+            elicitation=services.elicitation_callback,
+            on_warning=on_warning,
+        ),
         cache=CatalogCache(settings.home / CACHE_DIR_NAME),
         grace_s=config.mcp_optional_startup_grace_ms / 1000,
     )
@@ -76,8 +116,11 @@ def recorder_options(config: Config) -> RecorderOptions:
     )
 
 
-def new_rollout(settings: SessionSettings) -> tuple[str, Path | None, RolloutRecorder | None]:
-    """A new session's thread id, and its rollout path and recorder when it persists."""
+def new_rollout(
+    settings: SessionSettings, environments: list[dict[str, str]] | None = None
+) -> tuple[str, Path | None, RolloutRecorder | None]:
+    """A new session's thread id, and its rollout path and recorder when it persists;
+    ``environments`` are the thread's selections recorded in ``session_meta`` (issue 26)."""
     now = settings.clock()
     session_id = new_thread_id(int(now.timestamp() * 1000), os.urandom(10))
     if not settings.persist:
@@ -91,12 +134,47 @@ def new_rollout(settings: SessionSettings) -> tuple[str, Path | None, RolloutRec
         originator="mini_codex",
         cli_version=__version__,
         model_provider=settings.config.model_provider,
+        environments=environments,
     )
     return (
         session_id,
         path,
         RolloutRecorder(path, session_meta=meta, options=recorder_options(settings.config)),
     )
+
+
+class OpenedRollout(NamedTuple):
+    session_id: str
+    path: Path | None
+    recorder: RolloutRecorder | None
+    selections: list[str] | None
+    """The environment selections a resumed thread recorded (None: a new thread, or none)."""
+
+
+def open_rollout(
+    settings: SessionSettings,
+    history: ContextManager,
+    state: TurnState,
+    approvals: SessionApprovals,
+    caches: CaptureCaches,
+) -> OpenedRollout:
+    """Restore the session from ``settings.resume_path`` (and append to it), else create its
+    rollout (recording the thread's environment selections)."""
+    path = settings.resume_path
+    if path is None:
+        recorded = recorded_selections(caches.environments, str(settings.cwd))
+        return OpenedRollout(*new_rollout(settings, recorded), None)
+    session_id, selections = restore_session(
+        path,
+        history,
+        state,
+        approvals,
+        base_instructions=settings.base_instructions,
+        model=settings.model,
+        skills=caches.skills,
+    )
+    recorder = RolloutRecorder(path, options=recorder_options(settings.config))
+    return OpenedRollout(session_id, path, recorder, selections)
 
 
 def restore_session(
@@ -108,8 +186,9 @@ def restore_session(
     base_instructions: str,
     model: str,
     skills: SkillsService | None = None,
-) -> str:
-    """Load ``path`` into the session's history, state and approvals; returns the thread id."""
+) -> tuple[str, list[str] | None]:
+    """Load ``path`` into the session's history, state and approvals; returns the thread id and
+    the environment selections recorded in its ``session_meta`` (None: none recorded)."""
     resumed = load_resume_state(path)
     meta = resumed.session_meta
     history.replace(resumed.history)
@@ -125,12 +204,15 @@ def restore_session(
         for prefix in saved if isinstance(saved, list) else []:
             if isinstance(prefix, list):
                 approvals.approve_prefix([str(word) for word in prefix])
+    selections = None
+    if meta is not None and meta.environments is not None:  # issue 26: restore selections
+        selections = [str(selection.get("environment_id")) for selection in meta.environments]
     state.reference_context = resumed.reference_context
     settings = resumed.previous_turn_settings
     state.previous_model = settings.model if settings is not None else None
     state.window = resumed.window
     _restore_tokens(path, history, state, base_instructions=base_instructions, model=model)
-    return meta.thread_id if meta is not None else path.stem
+    return (meta.thread_id if meta is not None else path.stem), selections
 
 
 def _restore_tokens(

@@ -34,6 +34,16 @@ class RegisteredTool:
     namespace: str | None = None
     """Model-visible namespace for grouping (``mcp__server``), or None for core tools."""
     namespace_description: str | None = None
+    wire_name: str | None = None
+    """The tool's name inside its namespace on the Responses wire (MCP tools: the sanitized tool
+    name); set with ``namespace``, the tool is advertised in a ``{"type": "namespace"}`` entry
+    and called back as ``{"name": wire_name, "namespace": namespace}``."""
+    wire_description: str | None = None
+    """The namespace entry's description (the server's instructions, or a default)."""
+
+
+def default_namespace_description(namespace: str) -> str:
+    return f"Tools in the {namespace} namespace."
 
 
 @dataclass(frozen=True)
@@ -52,13 +62,48 @@ class ToolRouter:
         visible = tuple(e.tool.spec for e in table.values() if e.exposure == "direct")
         return cls(tools=MappingProxyType(table), model_visible=visible)
 
+    def _wire_entries(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for entry in self.tools.values():
+            if entry.exposure != "direct":
+                continue
+            spec = entry.tool.spec.to_responses_tool()
+            if entry.namespace is None or entry.wire_name is None:
+                entries.append(spec)
+                continue
+            members = groups.get(entry.namespace)
+            if members is None:
+                members = groups[entry.namespace] = []
+                description = entry.wire_description or ""
+                entries.append(
+                    {
+                        "type": "namespace",
+                        "name": entry.namespace,
+                        "description": description.strip()
+                        or default_namespace_description(entry.namespace),
+                        "tools": members,
+                    }
+                )
+            members.append({**spec, "name": entry.wire_name})
+        return entries
+
     @classmethod
     def empty(cls) -> ToolRouter:
         return cls.build(())
 
     def model_visible_specs(self) -> tuple[dict[str, Any], ...]:
-        """The Responses-API ``tools`` entries of this step, in registration order."""
-        return tuple(spec.to_responses_tool() for spec in self.model_visible)
+        """The Responses-API ``tools`` entries of this step, in registration order.
+
+        Namespaced tools (MCP) form one ``{"type": "namespace", "name", "description", "tools"}``
+        entry per namespace, at the place of its first tool, as Codex 0.169 sends them; Chat
+        Completions flattens them back to ``<namespace>__<name>`` (``models/chat_completions``).
+        """
+        cached = self.__dict__.get("_wire_cache")
+        if cached is None:
+            cached = tuple(self._wire_entries())
+            object.__setattr__(self, "_wire_cache", cached)
+        return cached
 
     def lookup(self, name: str) -> Tool | None:
         entry = self.tools.get(name)

@@ -48,6 +48,11 @@ def aborted_output_text(tool_name: str, elapsed_s: float) -> str:
     return f"aborted by user after {shown:.1f}s"
 
 
+def call_name(call: ToolCallItem) -> str:
+    """The flat tool name a call addresses (``<namespace>__<name>`` for a namespaced call)."""
+    return call.qualified_name if isinstance(call, FunctionCall) else call.name
+
+
 def output_item(call: ToolCallItem, text: str | list[dict[str, Any]]) -> ToolOutputItem:
     if isinstance(call, CustomToolCall):
         return CustomToolCallOutput(call_id=call.call_id, output=text)
@@ -106,7 +111,7 @@ class ToolCallRuntime:
             self._on_end(call, pending.result, pending.finished_at - pending.started)
 
     async def _dispatch(self, call: ToolCallItem) -> ToolOutput:
-        name = call.name
+        name = call_name(call)
         tool = self._router.lookup(name)
         if tool is None:
             kind = "custom tool call" if isinstance(call, CustomToolCall) else "call"
@@ -150,7 +155,7 @@ class ToolCallRuntime:
         for pending in self._pending:
             if pending.result is None:
                 elapsed = (pending.finished_at or now) - pending.started
-                text = aborted_output_text(pending.call.name, elapsed)
+                text = aborted_output_text(call_name(pending.call), elapsed)
                 pending.result = ToolOutput.failure(text)
                 if self._on_end is not None:
                     self._on_end(pending.call, pending.result, elapsed)

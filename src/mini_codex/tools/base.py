@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
+from mini_codex.environments.manager import EnvironmentSnapshot
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.sandbox.launch import SandboxRequest
@@ -94,6 +95,9 @@ class ToolContext:
     approval_policy: ApprovalPolicy = "on-request"
     approvals: Approvals | None = None
     """Asks the user and records safety decisions; None: no one to ask (requests are denied)."""
+    environments: EnvironmentSnapshot | None = None
+    """The step's environments (issue 26 hook): routed tools resolve ``environment_id`` here;
+    None means the classic single local environment."""
     on_output: Callable[[bytes], None] | None = None
     """Sees a running command's output as it is read (a front end's live tail); must not block.
     Tools that run commands pass it on (``sandbox.exec.run_command(on_output=...)``)."""

@@ -184,8 +184,16 @@ async def _mcp(ui: SlashContext, arg: str) -> None:
     text = Text("MCP servers\n", style="bold")
     for name in published.config:
         connection = published.connections.get(name)
-        status = connection.status if connection is not None else "not started"
+        status: str = connection.status if connection is not None else "not started"
+        if connection is not None and connection.needs_login:
+            status = "needs login"
         text.append(f"  {name:<20} {status}\n")
+        if connection is not None and connection.status == "failed" and connection.error:
+            text.append(f"    {connection.error.splitlines()[0]}\n", style="red")
+        catalog = connection.catalog if connection is not None else None
+        for prompt in catalog.prompts if catalog is not None else ():
+            arguments = "".join(f" {arg.name}=…" for arg in prompt.arguments or ())
+            text.append(f"    prompt /mcp__{name}__{prompt.name}{arguments}\n", style="dim")
     text.rstrip()
     ui.note(text)
 

@@ -192,6 +192,10 @@ def _format(
     )
 
 
+format_unified_output = _format
+"""The model-visible text of one command (Codex 0.169's shape; see the module docstring)."""
+
+
 async def _collect(
     sessions: UnifiedExecSessions,
     session_id: int,

@@ -53,7 +53,9 @@ __all__ = [
 ENVIRONMENT_CONTEXT_START: Final = "<environment_context>"
 ENVIRONMENT_CONTEXT_END: Final = "</environment_context>"
 
-EnvironmentStatus: TypeAlias = Literal["available", "starting"]
+EnvironmentStatus: TypeAlias = Literal["available", "starting", "failed"]
+"""``failed`` (with its ``error``) is what Codex 0.169 shows for an environment that could not
+connect: ``<status>failed</status>`` and ``<error>…</error>``, no shell."""
 
 _WINDOWS_DRIVE_PATH = re.compile(r"^/[A-Za-z]:(/|$)")
 
@@ -90,6 +92,8 @@ class Environment:
     """Shell name, when known (a starting environment has none)."""
     is_primary: bool = False
     """Whether this is the turn's primary environment."""
+    error: str | None = None
+    """Why a ``failed`` environment is not usable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +130,16 @@ class EnvironmentEntry(BaseModel):
     shell: str | None = None
     is_primary: bool = False
     """Stored only when true (so legacy entries without it read as not primary)."""
+    error: str | None = None
+    """Stored only for a ``failed`` environment."""
 
     @model_serializer(mode="wrap")
     def _omit_false_primary(self, serialize: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = serialize(self)
         if not self.is_primary:
             data.pop("is_primary", None)
+        if self.error is None:
+            data.pop("error", None)
         return data
 
     def has_same_diff_value(self, other: EnvironmentEntry) -> bool:
@@ -140,6 +148,7 @@ class EnvironmentEntry(BaseModel):
             self.cwd == other.cwd
             and self.status == other.status
             and self.is_primary == other.is_primary
+            and self.error == other.error
             and (self.shell is None or other.shell is None or self.shell == other.shell)
         )
 
@@ -200,8 +209,9 @@ class EnvironmentsSection(Section[EnvironmentsSnapshot]):
                 env_id: EnvironmentEntry(
                     cwd=native_path(environment.cwd),
                     status=environment.status,
-                    shell=environment.shell,
+                    shell=environment.shell if environment.status != "failed" else None,
                     is_primary=multiple and environment.is_primary,
+                    error=environment.error if environment.status == "failed" else None,
                 )
                 for env_id, environment in self.environments.items()
             },
@@ -302,7 +312,11 @@ def _environment_lines(environment: Environment, indent: str) -> list[str]:
     lines = [f"{indent}<cwd>{xml_escape(native_path(environment.cwd))}</cwd>"]
     if environment.status == "starting":
         lines.append(f"{indent}<status>starting</status>")
-    if environment.shell is not None:
+    if environment.status == "failed":
+        lines.append(f"{indent}<status>failed</status>")
+        if environment.error is not None:
+            lines.append(f"{indent}<error>{xml_escape(environment.error)}</error>")
+    elif environment.shell is not None:
         lines.append(f"{indent}<shell>{xml_escape(environment.shell)}</shell>")
     return lines
 
