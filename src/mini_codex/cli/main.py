@@ -168,5 +168,24 @@ def _register(argv: Sequence[str]) -> None:
         )
 
 
-_COMMANDS = ("exec", "resume", "compact", "rollout", "sessions", "batch", "mcp", "execpolicy", "ui")
+    if only in (None, "app-server"):
+        from mini_codex.cli.app_server_cmd import app_server_command
+
+        app.command(
+            "app-server", help="Serve Codex's app-server JSON-RPC protocol (stdio or ws://)."
+        )(app_server_command)
+
+
+_COMMANDS = (
+    "exec",
+    "resume",
+    "compact",
+    "rollout",
+    "sessions",
+    "batch",
+    "mcp",
+    "execpolicy",
+    "ui",
+    "app-server",
+)
 _register(sys.argv)

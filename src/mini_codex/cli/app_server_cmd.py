@@ -1,0 +1,124 @@
+"""``mini-codex app-server``: serve Codex's app-server protocol on stdio or a websocket.
+
+This module reads the process (``MINI_CODEX_HOME``, ``CODEX_HOME``, the config file, ``-c``
+overrides, the shell, the timezone, API keys) into a ``HostValues``; ``mini_codex.app_server``
+does the rest. Logs go to stderr; stdout carries only protocol messages. ``--listen
+ws://HOST:PORT`` prints ``listening on ws://HOST:PORT`` on stderr once bound (port 0 picks one);
+a host other than 127.0.0.1/::1/localhost needs the token printed there (``Authorization:
+Bearer TOKEN``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+
+from mini_codex.cli.env import (
+    child_environment,
+    load_effective_config,
+    local_timezone,
+    mini_codex_home,
+    process_environment,
+    user_shell,
+)
+from mini_codex.config import Config, load_config
+from mini_codex.errors import MiniCodexError
+from mini_codex.models.base import ModelClient
+
+__all__ = ["app_server_command"]
+
+
+def _host_values(overrides: list[str]) -> Any:
+    from mini_codex import __version__
+    from mini_codex.app_server import HostValues
+    from mini_codex.cli.run import client_for
+
+    home = mini_codex_home()
+    load_effective_config(home, overrides)  # refuse a broken config now, warn once
+    path = home / "config.toml"
+    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    scripted: dict[str, ModelClient] = {}
+
+    def config_with(extra: dict[str, Any]) -> Config:
+        return load_config(text, overrides, source=str(path), extra=extra)
+
+    def client(model: str, config: Config) -> tuple[ModelClient, bool]:
+        if model.startswith("scripted:"):  # one script per process: turns continue it
+            if model not in scripted:
+                scripted[model] = client_for(model, config)
+            return scripted[model], False
+        return client_for(model, config), True
+
+    codex_home = os.environ.get("CODEX_HOME")
+    return HostValues(
+        home=home,
+        codex_home=Path(codex_home).expanduser() if codex_home else Path.home() / ".codex",
+        load_config=config_with,
+        client_for=client,
+        child_env=child_environment,
+        shell=user_shell(),
+        timezone=local_timezone(),
+        environ=process_environment(),
+        user_agent=f"mini-codex/{__version__}",
+    )
+
+
+def app_server_command(
+    listen: Annotated[
+        str,
+        typer.Option(
+            "--listen", help="stdio:// (default) or ws://HOST:PORT (loopback by default)."
+        ),
+    ] = "stdio://",
+    config: Annotated[
+        list[str] | None, typer.Option("--config", "-c", help="Override a config key: key=value.")
+    ] = None,
+) -> None:
+    """Serve Codex's app-server JSON-RPC protocol (threads and turns) for editors and apps."""
+    from mini_codex.app_server.transport import parse_listen
+
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(message)s"
+    )
+    try:
+        target = parse_listen(listen)
+        host = _host_values(config or [])
+    except (ValueError, MiniCodexError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if target is None:
+        anyio.run(_serve_stdio, host)
+        return
+    anyio.run(_serve_ws, host, *target)
+
+
+async def _serve_stdio(host: Any) -> None:
+    from mini_codex.app_server import serve_connection
+    from mini_codex.app_server.transport import stdio_lines, stdout_writer
+
+    await serve_connection(host, stdio_lines(), stdout_writer())
+
+
+async def _serve_ws(host: Any, address: str, port: int) -> None:
+    from mini_codex.app_server import serve_connection
+    from mini_codex.app_server.transport import needs_token, serve_websocket
+    from mini_codex.web.auth import new_token
+
+    token = new_token() if needs_token(address) else None
+
+    def listening(bound: int) -> None:
+        shown = f"[{address}]" if ":" in address else address
+        suffix = f" (token: {token})" if token else ""
+        sys.stderr.write(f"listening on ws://{shown}:{bound}{suffix}\n")
+        sys.stderr.flush()
+
+    async def handler(lines: Any, write: Any) -> None:
+        await serve_connection(host, lines, write)
+
+    await serve_websocket(address, port, handler, token=token, on_listening=listening)
