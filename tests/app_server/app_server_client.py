@@ -52,9 +52,15 @@ class AppServerClient:
         self._inbox: queue.Queue[JsonDict | None] = queue.Queue()
         self._pending: list[JsonDict] = []
         self._next_id = 0
+        self.sent_methods: dict[Any, str] = {}
+        """The method of every request id this client sent (to validate the responses)."""
         self.stderr_lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._threads = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
 
     # --- I/O -------------------------------------------------------------------------------------
 
@@ -129,6 +135,7 @@ class AppServerClient:
         self._next_id += 1
         request_id = self._next_id
         message: JsonDict = {"id": request_id, "method": method}
+        self.sent_methods[request_id] = method
         if params is not None:
             message["params"] = params
         self.send(message)
@@ -174,6 +181,12 @@ class AppServerClient:
             os.killpg(self.process.pid, 9)
             self.process.wait(5)
             raise
+        finally:
+            for thread in self._threads:
+                thread.join(5)
+            for stream in (self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    stream.close()
 
     def __enter__(self) -> AppServerClient:
         return self
