@@ -108,7 +108,8 @@ def check_flow(
     assert result.resumed_turn[-1]["params"]["turn"]["status"] == "completed"
     last_input = requests[-1].body["input"]
     texts = _text(last_input)
-    assert "write it" in texts and "again" in texts
+    assert "write it" in texts
+    assert "again" in texts
     outputs = [i for i in last_input if i.get("type") == "function_call_output"]
     assert "done" in _text([o for o in outputs if o["call_id"] == "call_1"])
 

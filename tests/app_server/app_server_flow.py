@@ -33,8 +33,9 @@ MARKER = "app-server-flow-marker"
 
 
 def call(n: int, cmd: str) -> JsonDict:
+    arguments = json.dumps({"cmd": cmd, "yield_time_ms": 30000})
     return {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
-            "name": "exec_command", "arguments": json.dumps({"cmd": cmd, "yield_time_ms": 30000})}  # fmt: skip
+            "name": "exec_command", "arguments": arguments}  # fmt: skip
 
 
 def message(text: str, n: int = 1) -> JsonDict:

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from app_server_checks import check_flow
 from app_server_flow import REPO, codex_available, codex_side, fake, flow_replies, run_flow
 
