@@ -15,7 +15,8 @@ then a message). Per side:
 
 Both sides must pass the checks (the same work), then the final line prints both figures and
 ``wall_ratio`` = mini-codex wall / Codex wall (goal ≤ 0.5) and ``per_turn_overhead_ms`` (wall / N).
-The Python side is byte-compiled first (this environment sets ``PYTHONDONTWRITEBYTECODE``).
+The Python side (``src`` and the venv's site-packages) is byte-compiled first, as an installed CLI
+is (this environment sets ``PYTHONDONTWRITEBYTECODE``).
 Without the Codex CLI it says so and reports ours only.
 
 Run: ``uv run python benchmarks/app_server.py [--threads 20] [--commands 10]``.
@@ -143,7 +144,9 @@ def main() -> None:
     parser.add_argument("--commands", type=int, default=10)
     parser.add_argument("--codex", type=Path, default=CODEX)
     args = parser.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "src")], check=False)
+    site = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    targets = [str(REPO / "src"), str(site / "site-packages")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *targets], check=False)
     root = REPO / ".bench-app-server" / uuid.uuid4().hex  # Codex refuses helpers under /tmp
     results = []
     server = ThreadModelServer().start()

@@ -43,17 +43,19 @@ def _host_values(overrides: list[str]) -> Any:
     load_effective_config(home, overrides)  # refuse a broken config now, warn once
     path = home / "config.toml"
     text = path.read_text(encoding="utf-8") if path.is_file() else None
-    scripted: dict[str, ModelClient] = {}
+    shared: dict[tuple[str, str], ModelClient] = {}
 
     def config_with(extra: dict[str, Any]) -> Config:
         return load_config(text, overrides, source=str(path), extra=extra)
 
     def client(model: str, config: Config) -> tuple[ModelClient, bool]:
-        if model.startswith("scripted:"):  # one script per process: turns continue it
-            if model not in scripted:
-                scripted[model] = client_for(model, config)
-            return scripted[model], False
-        return client_for(model, config), True
+        """One client per model and provider table for the whole process: threads share its
+        connection pool (and a ``scripted:PATH`` model continues one script across turns)."""
+        provider = config.model_providers.get(config.model_provider)
+        key = (model, provider.model_dump_json() if provider is not None else config.model_provider)
+        if key not in shared:
+            shared[key] = client_for(model, config)
+        return shared[key], False
 
     codex_home = os.environ.get("CODEX_HOME")
     return HostValues(
