@@ -167,7 +167,6 @@ def _register(argv: Sequence[str]) -> None:
             ui_command
         )
 
-
     if only in (None, "app-server"):
         from mini_codex.cli.app_server_cmd import app_server_command
 
