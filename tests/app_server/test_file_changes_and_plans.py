@@ -81,5 +81,5 @@ def test_an_approved_patch_and_a_plan(tmp_path: Path) -> None:
             "type": "plan",
             "id": f"plan-{done['params']['turn']['id']}",
             "text": "- [x] write notes\n- [ ] review",
-        }  # fmt: skip
+        }
     ]
