@@ -6,10 +6,11 @@ every message it wrote validates against Codex's schema."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from app_server_client import AppServerClient
-from app_server_flow import call, fake, message, mini_side, reply
+from app_server_flow import MARKER, call, fake, marker_processes, message, mini_side, reply
 from app_server_schema import check_all
 
 
@@ -155,3 +156,38 @@ def test_a_client_vanishing_mid_approval_is_a_denial(tmp_path: Path) -> None:
     assert [(d["decision"], d["reason"]) for d in decisions] == [
         ("denied", "the client disconnected")
     ]
+
+
+def test_stdin_eof_mid_turn_interrupts_the_turn_and_leaves_no_process(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    with fake.serve([reply([call(1, f"sleep 30; echo {MARKER}")], 1)]) as server:
+        client = _start(tmp_path, server.url)
+        client.initialize()
+        thread = client.request(
+            "thread/start",
+            {"cwd": str(work), "sandbox": "danger-full-access", "approvalPolicy": "never"},
+        )["thread"]
+        client.request(
+            "turn/start", {"threadId": thread["id"], "input": [{"type": "text", "text": "wait"}]}
+        )
+        client.wait_for(
+            lambda m: (
+                m.get("method") == "item/started"
+                and m["params"]["item"]["type"] == "commandExecution"
+            ),
+            timeout=60,
+        )
+        for _ in range(100):  # item/started comes before the command is spawned
+            if marker_processes():
+                break
+            time.sleep(0.1)
+        assert marker_processes() != []  # the command runs
+        assert client.close(timeout=20) == 0
+    assert marker_processes() == []
+    lines = [json.loads(line) for line in Path(thread["path"]).read_text().splitlines()]
+    events = [line["payload"]["type"] for line in lines if line["type"] == "event_msg"]
+    assert "turn_aborted" in events
+    completed = [m for m in client.messages if m.get("method") == "turn/completed"]
+    assert [m["params"]["turn"]["status"] for m in completed] == ["interrupted"]
+    _valid(client)

@@ -77,7 +77,7 @@ def ws_server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[
         yield found.group(1), found.group(2)
     finally:
         os.killpg(process.pid, 15)
-        process.wait(10)
+        assert process.wait(10) == 143  # SIGTERM closes the server as EOF does
         process.stderr.close()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -94,10 +95,30 @@ def app_server_command(
     except (ValueError, MiniCodexError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    received: list[int] = []
     if target is None:
-        anyio.run(_serve_stdio, host)
-        return
-    anyio.run(_serve_ws, host, *target)
+        anyio.run(_until_signal, received, _serve_stdio, host)
+    else:
+        anyio.run(_until_signal, received, _serve_ws, host, *target)
+    if received:
+        raise typer.Exit(128 + received[0])
+
+
+async def _until_signal(received: list[int], serve: Any, *args: Any) -> None:
+    """Run ``serve`` until it returns or SIGINT/SIGTERM arrives; a signal cancels it, which
+    closes every thread as stdin EOF does (turns interrupted, rollouts closed)."""
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    received.append(int(signum))
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(watch)
+        await serve(*args)
+        group.cancel_scope.cancel()
 
 
 async def _serve_stdio(host: Any) -> None:
