@@ -90,6 +90,7 @@ def check_flow(
     } == {second_id}
 
     # turn/interrupt during `sleep 30`: the turn ends interrupted.
+    assert result.sleep_was_running
     assert result.interrupted["params"]["turn"]["status"] == "interrupted"
 
     # thread/list and thread/read.

@@ -123,6 +123,7 @@ class FlowResult:
     resumed_turn: list[JsonDict] = field(default_factory=list)
     exit_codes: list[int] = field(default_factory=list)
     thread_ids: list[str] = field(default_factory=list)
+    sleep_was_running: bool = False
 
 
 def _until_turn_completed(client: AppServerClient, thread_id: str) -> list[JsonDict]:
@@ -175,7 +176,11 @@ def run_flow(side: Side, work: Path, on_step: Callable[[str], None] = lambda _: 
             ),
             timeout=60,
         )
-        time.sleep(0.3)  # the command is running
+        for _ in range(100):  # item/started comes before the command is spawned
+            if marker_processes():
+                result.sleep_was_running = True
+                break
+            time.sleep(0.1)
         client.request("turn/interrupt", {"threadId": thread_id, "turnId": turn["turn"]["id"]})
         result.interrupted = _until_turn_completed(client, thread_id)[-1]
         on_step("interrupted")
