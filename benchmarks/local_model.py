@@ -32,6 +32,7 @@ from pathlib import Path
 import anyio
 
 from mini_codex.config import Config, LlamaCppConfig
+from mini_codex.host import SessionOptions, open_options
 from mini_codex.models.base import Completed, ModelClient, ModelEvent, OutputTextDelta, Prompt
 from mini_codex.models.local import (
     EmbeddedLlamaServer,
@@ -41,7 +42,6 @@ from mini_codex.models.local import (
     open_oss,
 )
 from mini_codex.protocol.items import user_message
-from mini_codex.runtime.session import Session, SessionOptions
 
 STEP_PROMPT = "Use the shell tool to run: ls"
 
@@ -117,7 +117,7 @@ async def harness_share(timed: TimedClient, model: str, config: Config) -> list[
             model=model,
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         )
-        async with Session.open(options) as session:
+        async with open_options(options) as session:
             await session.run_turn(STEP_PROMPT)
             ended = time.perf_counter()
     shares = []

@@ -41,12 +41,12 @@ import anyio
 import orjson
 
 from mini_codex.config import Config, RolloutConfig
+from mini_codex.host import SessionOptions, open_options
 from mini_codex.protocol import ResponseItem
 from mini_codex.rollout.replay.checkpoint import CHECKPOINT_KEY
 from mini_codex.rollout.resume import last_token_info, load_resume_state
 from mini_codex.runtime.capture import capture_step
 from mini_codex.runtime.context_updates import initial_context_order
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.testing import ScriptedModel
 from mini_codex.testing.long_session_model import LongSessionModel
@@ -69,14 +69,16 @@ async def p7(root: Path, steps: int) -> dict[str, float]:
         (work / f"src_{index}.py").write_text(f"print({index})\n")
     options = SessionOptions(cwd=work, home=home, client=ScriptedModel([]), env=ENV, persist=False)
     full_total = diff_total = 0
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         turn = session.new_turn_context()
         previous = None
         for sequence in range(1, steps + 1):
             (work / f"notes_{sequence}.md").write_text(f"step {sequence}\n")
             if sequence % 10 == 0:
                 (work / "AGENTS.md").write_text(f"Use the project formatter. Rev {sequence}.\n")
-            _, world_state = await capture_step(turn, session.services, sequence)
+            _, world_state = await capture_step(
+                turn, session.capture, session.caches, sequence, mcp_runtime=session.mcp
+            )
             full = fragments_to_messages(initial_context_order(world_state.render_full()))
             full_total += message_bytes(full)
             if previous is None:
@@ -139,7 +141,7 @@ async def long_run(
         on_event=count,
     )
     sizes: dict[int, int] = {}
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         for number in range(1, turns + 1):
             await session.run_turn(f"turn {number}: " + "please go on " * 30)
             if number in FIRST or number in last:

@@ -31,9 +31,9 @@ from pathlib import Path
 import anyio
 
 from mini_codex.config import Config, McpServerConfig
+from mini_codex.host import SessionOptions, open_options
 from mini_codex.mcp.runtime import McpRuntime
 from mini_codex.runtime.capture import capture_step
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel
 
 TINY_SERVER = r"""
@@ -84,7 +84,7 @@ async def capture_times(
         config=Config(mcp_servers=servers, mcp_optional_startup_grace_ms=grace_ms),
         persist=False,
     )
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         runtime = session.mcp
         if runtime is not None and runtime.published is not None:
             ready = runtime.published.connections.get("ready")
@@ -94,7 +94,9 @@ async def capture_times(
         times: list[float] = []
         for sequence in range(1, steps + 1):
             started = time.perf_counter()
-            await capture_step(turn, session.services, sequence)
+            await capture_step(
+                turn, session.capture, session.caches, sequence, mcp_runtime=session.mcp
+            )
             times.append(time.perf_counter() - started)
         return times
 

@@ -36,10 +36,10 @@ import anyio
 import httpx2
 
 from mini_codex.config import Config, ModelProviderConfig
+from mini_codex.host import SessionOptions, open_options
 from mini_codex.models import ModelClientOptions
 from mini_codex.models.openai_responses import OpenAIResponsesClient
 from mini_codex.protocol.items import FunctionCall, FunctionCallOutput, ResponseItem
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
 
@@ -108,7 +108,7 @@ async def _turn(cwd: Path, home: Path, steps: int, history: list[ResponseItem]) 
             persist=False,
         )
         try:
-            async with Session.open(options) as session:
+            async with open_options(options) as session:
                 session.history.record_items(history)
                 assert await session.run_turn("benchmark") == "done"
         finally:

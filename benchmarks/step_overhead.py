@@ -47,7 +47,8 @@ import anyio
 
 from mini_codex.config import Config
 from mini_codex.discovery.workspace import DEFAULT_RACY_MARGIN_NS
-from mini_codex.runtime.session import Session, SessionOptions, default_tools
+from mini_codex.host import SessionOptions, open_options
+from mini_codex.host.assemble import default_tools
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
@@ -136,7 +137,7 @@ async def run_turn(cwd: Path, home: Path, steps: int) -> Measured:
         capture_probe=probe,
     )
     started = time.perf_counter()
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         assert await session.run_turn("benchmark") == "done"
     assert len(stamps) == steps + 1, len(stamps)
     deltas = [(later - earlier) * 1000 for earlier, later in itertools.pairwise(stamps)]

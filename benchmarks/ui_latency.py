@@ -36,6 +36,7 @@ from pathlib import Path
 
 import anyio
 
+from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ExecCommandOutputDelta,
@@ -43,7 +44,6 @@ from mini_codex.protocol.session_events import (
     ToolCallBegin,
 )
 from mini_codex.runtime.approvals import ApprovalCallback
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel
 from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.run import build_app, ui_harness
@@ -104,7 +104,7 @@ def headless_app(tmp: Path, name: str) -> MiniCodexApp:
         options = SessionOptions(
             cwd=work, home=home, client=ScriptedModel([]), on_event=on_event, persist=False
         )
-        async with Session.open(options) as session:
+        async with open_options(options) as session:
             yield session
 
     return build_app(opener, target=None, home=None)  # type: ignore[arg-type]

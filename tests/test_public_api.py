@@ -7,8 +7,8 @@ import mini_codex
 
 
 def test_every_public_name_resolves_to_its_module_object() -> None:
+    from mini_codex.host import Session
     from mini_codex.jsonmerge import apply_merge_patch, create_merge_patch
-    from mini_codex.runtime.session import Session
 
     resolved = {name: getattr(mini_codex, name) for name in mini_codex.__all__}
     assert resolved["Session"] is Session

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 from mini_codex._version import __version__
 
 _EXPORTS: dict[str, str] = {
-    "Session": "mini_codex.runtime.session",
-    "SessionOptions": "mini_codex.runtime.session",
+    "Session": "mini_codex.host",
+    "SessionOptions": "mini_codex.host",
+    "open_session": "mini_codex.host",
+    "open_options": "mini_codex.host",
     "Config": "mini_codex.config",
     "load_config": "mini_codex.config",
     "ContextManager": "mini_codex.context",
@@ -41,14 +43,16 @@ __all__ = [
     "apply_merge_patch",
     "create_merge_patch",
     "load_config",
+    "open_options",
+    "open_session",
 ]
 
 if TYPE_CHECKING:
     from mini_codex.config import Config, load_config
     from mini_codex.context import ContextManager
     from mini_codex.errors import MiniCodexError
+    from mini_codex.host import Session, SessionOptions, open_options, open_session
     from mini_codex.jsonmerge import apply_merge_patch, create_merge_patch
-    from mini_codex.runtime.session import Session, SessionOptions
     from mini_codex.sdk import Codex, CodexError
     from mini_codex.world_state import WorldState, WorldStateSnapshot
 

@@ -1,20 +1,68 @@
 """The one exception tree of mini-codex.
 
 Foreign errors (OS, JSON, SDK) are translated into these at exactly one boundary per adapter.
+Every class that derives from ``MiniCodexError`` is drawn here, with the module that defines it
+when that is not this one (``tests/test_errors.py`` checks the drawing against the code). The
+SDK's errors derive from both ``CodexError`` and the class they stand for.
 
 ::
 
     MiniCodexError
-    ├── ConfigError            bad config file, bad -c override, unknown model/provider
-    ├── ProtocolError          a wire/persisted value that does not decode
-    ├── WorldStateError        section contract violations (duplicate ID, ...)
-    ├── RolloutError           rollout files: unreadable, empty, newer schema, locked
-    │   ├── RolloutLockedError     another writer holds the file
-    │   ├── RolloutSchemaError     mini_codex_schema newer than supported
-    │   └── NotARolloutError       the file does not start with a session_meta record
-    ├── ModelError             model provider failures (retryable flag carried)
-    ├── ToolError              tool dispatch failures that are not answered to the model
-    └── SandboxError           sandbox setup failures
+    ├── ConfigError                bad config file, bad -c override, unknown model/provider
+    │   ├── RulesError                 a command-rules file that does not load (policy.rules)
+    │   ├── LocalModelError            --oss: the local model cannot start (models.local.errors)
+    │   └── CodexConfigError           (sdk.errors)
+    ├── InputError                 a front end's option or input refused (--sandbox, --cd)
+    │   └── CodexInputError            (sdk.errors)
+    ├── ResumeRefusedError         resume where it would be unsafe (the home directory, /)
+    │   └── CodexResumeRefusedError    (sdk.errors)
+    ├── ProtocolError              a wire/persisted value that does not decode
+    ├── WorldStateError            section contract violations (duplicate ID, ...)
+    ├── RolloutError               rollout files: unreadable, empty, newer schema, locked
+    │   ├── RolloutLockedError         another writer holds the file
+    │   ├── RolloutSchemaError         mini_codex_schema newer than supported
+    │   ├── NotARolloutError           the file does not start with a session_meta record
+    │   └── CodexRolloutError          (sdk.errors)
+    ├── ModelError                 model provider failures (retryable flag carried)
+    │   └── ProviderError              a classified provider failure (models.errors)
+    │       ├── AuthenticationError        the key is refused (models.errors, as below)
+    │       ├── ConnectionFailed
+    │       ├── ContextWindowExceeded
+    │       ├── RateLimited
+    │       ├── ServerError
+    │       ├── StreamError
+    │       ├── Timeout
+    │       ├── InvalidRequest
+    │       │   └── ToolsNotSupported      a chat server without tools (models.chat_completions)
+    │       └── UsageLimitReached
+    │           └── QuotaExceeded
+    ├── McpError                   MCP servers (mcp.errors, as below)
+    │   ├── McpStartupError
+    │   ├── McpUnavailableError
+    │   ├── McpCallError
+    │   └── CodexMcpError              (sdk.errors)
+    ├── ToolError                  tool dispatch failures that are not answered to the model
+    │   └── ToolCollisionError         two tools with one name in a step (runtime.tool_router)
+    ├── SandboxError               sandbox setup failures
+    │   └── SandboxUnavailableError    no sandbox and unsandboxed runs not allowed (sandbox.launch)
+    ├── ImageError                 an image that cannot be attached (tools.images)
+    │   └── CodexImageError            (sdk.errors)
+    ├── PatchParseError            apply_patch input that does not parse (tools.apply_patch.parser)
+    ├── PatchApplyError            a patch that does not apply (tools.apply_patch.apply)
+    │   └── PatchOutsideSandboxError   it writes outside the writable roots
+    ├── HunkMismatchError          a hunk that does not match the file (tools.apply_patch.content)
+    ├── OutputSchemaError          bad schema, or an unmatched answer (runtime.output_schema)
+    │   └── CodexOutputSchemaError     (sdk.errors)
+    ├── CompactionFailed           a compaction whose summary request failed (runtime.compaction)
+    ├── NoActiveTurnError          steering while no turn runs
+    ├── ExpectedTurnMismatchError  steering named another turn
+    ├── EmptyInputError            blank steering input
+    ├── StoreError                 a batch result store that cannot be read/written (batch.store)
+    ├── WorkspaceError             a batch task workspace that cannot be made (batch.workspace)
+    ├── NotFound                   the inspector: no such session (web.inspector)
+    ├── HomeNotFound               ``ui --home``: no such home (cli.remote)
+    └── CodexError                 the SDK's root (sdk.errors)
+        └── TurnFailedError            a failed turn (sdk.errors)
 """
 
 from __future__ import annotations
@@ -66,3 +114,28 @@ class ToolError(MiniCodexError):
 
 class SandboxError(MiniCodexError):
     """The sandbox could not be set up."""
+
+
+class InputError(MiniCodexError):
+    """A front end's option or input is refused (an unknown ``--sandbox``, a missing ``--cd``)."""
+
+
+class NoActiveTurnError(MiniCodexError):
+    """Steering input was given while no turn is running."""
+
+
+class ExpectedTurnMismatchError(MiniCodexError):
+    """Steering named a turn that is not the running one."""
+
+    def __init__(self, expected: str, actual: str) -> None:
+        super().__init__(f"expected turn {expected} but turn {actual} is running")
+        self.expected = expected
+        self.actual = actual
+
+
+class EmptyInputError(MiniCodexError):
+    """Steering input was empty."""
+
+
+class ResumeRefusedError(MiniCodexError):
+    """A session cannot be resumed where it would run (its recorded cwd is unsafe)."""

@@ -15,13 +15,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp_harness import MixedFactory, delayed_server, inprocess_config, make_server
 
 from mini_codex.config import Config, McpServerConfig
+from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.mcp.errors import McpStartupError
 from mini_codex.models.base import Prompt
 from mini_codex.protocol import FunctionCall, FunctionCallOutput, ResponseItemLine, message_text
 from mini_codex.protocol.items import Message
 from mini_codex.protocol.session_events import ErrorEvent, SessionEvent, WarningEvent
 from mini_codex.rollout.reader import read_rollout
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.testing import ScriptedModel, ScriptedResponse, ScriptStep, assistant
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
@@ -83,7 +83,7 @@ async def mcp_session(
         tools=list(tools),
         mcp_factory=factory,
     )
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         yield McpRun(session, model, events, home)
 
 

@@ -239,6 +239,7 @@ async def test_server_killed_mid_stream_is_retried_and_the_retry_succeeds() -> N
 async def test_the_session_retries_a_killed_server_per_the_retry_table(tmp_path: Path) -> None:
     """Runtime level: the sampling loop's own retry (``Reconnecting... 1/5`` after 200 ms ± 10 %)
     reaches the server restarted on the same port, and history holds the answer once."""
+    from mini_codex.host import SessionOptions, open_options
     from mini_codex.protocol.session_events import (
         AgentMessageDelta,
         ErrorEvent,
@@ -246,7 +247,6 @@ async def test_the_session_retries_a_killed_server_per_the_retry_table(tmp_path:
         StreamErrorEvent,
     )
     from mini_codex.rollout.reader import read_rollout
-    from mini_codex.runtime.session import Session, SessionOptions
 
     first = EmbeddedLlamaServer(settings(max_tokens=400))
     base_url = first.start()
@@ -282,7 +282,7 @@ async def test_the_session_retries_a_killed_server_per_the_retry_table(tmp_path:
         tools=[],
     )
     try:
-        async with Session.open(options) as session:
+        async with open_options(options) as session:
             answer = await session.run_turn("Count from 1 to 200, separated by commas.")
     finally:
         await client.aclose()

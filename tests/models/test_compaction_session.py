@@ -17,6 +17,7 @@ from test_openai_session_retry import EchoTool
 
 from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.context.contextual import is_user_input_message
+from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.models import ModelClientOptions
 from mini_codex.models.openai_responses import OpenAIResponsesClient
 from mini_codex.protocol import (
@@ -30,7 +31,6 @@ from mini_codex.protocol.session_events import ContextCompacted, SessionEvent
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.replay.verify import check_rollout
 from mini_codex.rollout.resume import replay_file
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
 
 pytestmark = pytest.mark.anyio
@@ -84,7 +84,7 @@ async def run(
         resume_path=resume,
     )
     try:
-        async with Session.open(options) as session:
+        async with open_options(options) as session:
             for text in prompts:
                 await session.run_turn(text)
     finally:

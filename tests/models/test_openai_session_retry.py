@@ -24,6 +24,7 @@ from fake_openai_server import (
 )
 
 from mini_codex.config import Config, ModelProviderConfig
+from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.models import ModelClient, ModelClientOptions
 from mini_codex.models.chat_completions import ChatCompletionsClient
 from mini_codex.models.errors import CONTEXT_WINDOW_EXCEEDED_MESSAGE
@@ -39,7 +40,6 @@ from mini_codex.protocol.items import (
 )
 from mini_codex.protocol.session_events import ErrorEvent, SessionEvent, StreamErrorEvent
 from mini_codex.rollout.reader import read_rollout
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
 
@@ -82,7 +82,7 @@ async def run_session(
         tools=[RegisteredTool(tool)],
     )
     try:
-        async with Session.open(options) as session:
+        async with open_options(options) as session:
             await session.run_turn("echo hello, then say done")
     finally:
         await client.aclose()

@@ -33,6 +33,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mini_codex.config import Config, ModelProviderConfig
+from mini_codex.host import SessionOptions, open_options
 from mini_codex.models import ModelClientOptions
 from mini_codex.models.base import Prompt
 from mini_codex.models.chat_completions import ChatCompletionsClient
@@ -55,7 +56,6 @@ from mini_codex.models.sse_view import view
 from mini_codex.models.tokens import ItemTokenCache, estimate_usage
 from mini_codex.models.trace_line import TraceLineEncoder
 from mini_codex.protocol.items import FunctionCallOutput, parse_response_item, user_message
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
 
@@ -146,7 +146,7 @@ async def _run(
         },
     )
     try:
-        async with Session.open(options) as session:
+        async with open_options(options) as session:
             await session.run_turn(f"echo three times {TRICKY}")
     finally:
         await client.aclose()

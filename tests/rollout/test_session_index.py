@@ -230,7 +230,7 @@ def test_indexes_a_codex_home(tmp_path: Path) -> None:
 def test_a_manual_compaction_is_not_counted_as_a_turn(tmp_path: Path) -> None:
     """A real session: turn, ``Session.compact()`` (a task of its own, without user input),
     turn. The index counts two turns."""
-    from mini_codex.runtime.session import Session, SessionOptions
+    from mini_codex.host import SessionOptions, open_options
     from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant
 
     home, work = tmp_path / "home", tmp_path / "work"
@@ -239,7 +239,7 @@ def test_a_manual_compaction_is_not_counted_as_a_turn(tmp_path: Path) -> None:
     options = SessionOptions(cwd=work, home=home, client=ScriptedModel(script), env={})
 
     async def run() -> Path | None:
-        async with Session.open(options) as session:
+        async with open_options(options) as session:
             await session.run_turn("first task")
             assert await session.compact() is not None
             await session.run_turn("second task")

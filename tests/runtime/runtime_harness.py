@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 import anyio
 
 from mini_codex.config import Config
+from mini_codex.host import Session, SessionOptions, open_options
+from mini_codex.host.assemble import default_tools
 from mini_codex.models.base import Prompt
 from mini_codex.protocol import (
     CompactedLine,
@@ -35,7 +37,6 @@ from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.runtime.capture import CaptureProbe
-from mini_codex.runtime.session import Session, SessionOptions, default_tools
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.testing import ScriptedModel, ScriptStep
 from mini_codex.tools.base import Tool, ToolContext, ToolOutput, ToolSpec
@@ -109,7 +110,7 @@ async def open_session(
         tools=None if tools is None else [RegisteredTool(tool) for tool in tools],
         capture_probe=probe,
     )
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         yield Run(session, model, events, cwd.resolve(), home)
 
 

@@ -105,7 +105,7 @@ async def test_a_long_turn_that_compacts_again_and_again_resumes_from_its_newest
     )
     model = ToolLoop()
     async with open_session(tmp_path, [], config=config, tools=[Loud("loud")]) as run:
-        run.session.options.client = model  # type: ignore[misc]
+        run.session.client = model
         assert await run.session.run_turn("work through the list") == "all done"
         live = run.session
     assert run.events_of(ErrorEvent) == []
@@ -166,7 +166,7 @@ async def test_resumes_of_a_compacting_session_start_from_its_checkpoints(tmp_pa
     model = LongSessionModel(answer_words=60, tool_every=7, tool_name="sleep", tool_arguments={})
     cuts: list[bytes] = []
     async with open_session(tmp_path, [], config=config, tools=[SleepTool("sleep")]) as run:
-        run.session.options.client = model  # type: ignore[misc]
+        run.session.client = model
         for turn in range(1, 151):
             await run.session.run_turn(f"turn {turn}: " + "please go on " * 30)
             assert run.session.recorder is not None

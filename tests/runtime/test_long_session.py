@@ -50,8 +50,8 @@ async def test_500_turns_in_a_small_window_never_overflow_and_resume_stays_bound
     model = LongSessionModel(answer_words=60, tool_every=7, tool_name="sleep", tool_arguments={})
     copies: dict[int, Path] = {}
     async with open_session(tmp_path, [], config=config, tools=[SleepTool("sleep")]) as run:
-        run.session.options.client = model  # type: ignore[misc]
-        run.session.options.on_request = measure  # type: ignore[misc]
+        run.session.client = model
+        run.session.on_request = measure
         for turn in range(1, TURNS + 1):
             answer = await run.session.run_turn(f"turn {turn}: " + "please go on " * 30)
             assert answer is not None, turn

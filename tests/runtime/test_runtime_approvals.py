@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from mini_codex.cli.main import app
 from mini_codex.config import Config
+from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.protocol import EventMsgLine, FunctionCallOutput, Message, message_text
 from mini_codex.protocol.approvals import (
     ApprovalAnswer,
@@ -21,7 +22,6 @@ from mini_codex.protocol.approvals import (
 )
 from mini_codex.protocol.events import TurnAborted
 from mini_codex.rollout.reader import read_rollout
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
 from mini_codex.world_state.sections.permissions import unsandboxed_note
@@ -60,7 +60,7 @@ async def run_session(
         env=ENV,
         approval_callback=user,
     )
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         await session.run_turn("make two files")
     return session, model, asked
 
@@ -134,8 +134,8 @@ async def test_without_any_sandbox_the_permissions_text_says_so(
     options = SessionOptions(
         cwd=tmp_path / "work", home=tmp_path / "home", client=model, config=config, env=ENV
     )
-    async with Session.open(options) as session:
-        session.services.sandbox = SandboxAvailability(kind="none", reason="test: no sandbox")
+    async with open_options(options) as session:
+        session.caches.sandbox = SandboxAvailability(kind="none", reason="test: no sandbox")
         await session.run_turn("make a file")
     permissions = message_text(model.prompts[0].input[0])
     expected = unsandboxed_note("test: no sandbox", allowed=allowed)
@@ -162,7 +162,7 @@ async def test_session_approvals_survive_a_resume(tmp_path: Path) -> None:
         env=ENV,
         resume_path=session.rollout_path,
     )
-    async with Session.open(options) as resumed:
+    async with open_options(options) as resumed:
         assert resumed.approvals.session_prefixes() == [("touch", "one")]
         await resumed.run_turn("again")
     outputs = [i for i in model.prompts[1].input if isinstance(i, FunctionCallOutput)]

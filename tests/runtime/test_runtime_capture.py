@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.anyio
 async def test_a_step_holds_the_sections_in_the_documented_order(tmp_path: Path) -> None:
     async with open_session(tmp_path, []) as run:
         turn = run.session.new_turn_context()
-        step, world_state = await capture_step(turn, run.session.services, 7)
+        step, world_state = await capture_step(turn, run.session.capture, run.session.caches, 7)
     assert world_state.ids == (
         "model",
         "agents_md",
@@ -46,9 +47,9 @@ async def test_a_step_holds_the_sections_in_the_documented_order(tmp_path: Path)
 async def test_a_captured_router_ignores_tools_registered_afterwards(tmp_path: Path) -> None:
     async with open_session(tmp_path, [], tools=[SleepTool("old")]) as run:
         turn = run.session.new_turn_context()
-        step, _ = await capture_step(turn, run.session.services, 1)
-        run.session.services.tools = [RegisteredTool(SleepTool("new"))]
-        later, _ = await capture_step(turn, run.session.services, 2)
+        step, _ = await capture_step(turn, run.session.capture, run.session.caches, 1)
+        run.session.capture = replace(run.session.capture, tools=[RegisteredTool(SleepTool("new"))])
+        later, _ = await capture_step(turn, run.session.capture, run.session.caches, 2)
     assert [spec["name"] for spec in step.router.model_visible_specs()] == ["old"]
     assert [spec["name"] for spec in later.router.model_visible_specs()] == ["new"]
     assert step.step_id != later.step_id

@@ -8,6 +8,7 @@ the probe interrupts the session there, so the cancellation lands exactly at tha
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -145,7 +146,7 @@ async def test_a_tool_collision_fails_the_capture_records_the_input_and_keeps_th
         assert error.message == f"turn failed: {ToolCollisionError('functions.twin')}"
         assert layout(run.session.history.items) == ["message/user:hello"]
 
-        run.session.services.tools = run.session.services.tools[:1]
+        run.session.capture = replace(run.session.capture, tools=run.session.capture.tools[:1])
         assert await run.session.run_turn("again") == "fixed"
 
     assert layout(run.prompts[0].input)[0] == "message/user:hello"

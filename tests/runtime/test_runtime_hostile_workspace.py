@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -130,17 +131,17 @@ async def test_a_late_workspace_scan_leaves_the_previous_listing_and_a_note(
     tmp_path: Path,
 ) -> None:
     async with open_session(tmp_path, []) as run:
-        services = run.session.services
+        session = run.session
         scanner = _SlowScanner(run.cwd)
-        services.scanner = scanner
-        services.workspace_deadline_s = 0.2
+        session.caches.scanner = scanner
+        settings = replace(session.capture, workspace_deadline_s=0.2)
         turn = run.session.new_turn_context()
-        first = (await capture_step(turn, services, 1)).step
+        first = (await capture_step(turn, settings, session.caches, 1)).step
         assert (first.workspace is not None, first.notes) == (True, ())
         scanner.hang = True
         (run.cwd / "new.txt").write_text("x")
         started = time.monotonic()
-        late = (await capture_step(turn, services, 2)).step
+        late = (await capture_step(turn, settings, session.caches, 2)).step
         elapsed = time.monotonic() - started
         assert (late.workspace, late.notes) == (
             first.workspace,
@@ -154,7 +155,7 @@ async def test_a_late_workspace_scan_leaves_the_previous_listing_and_a_note(
         assert "capture_notes" in world_state.ids
         scanner.hang = False
         scanner.release.set()
-        fresh = (await capture_step(turn, services, 3)).step
+        fresh = (await capture_step(turn, settings, session.caches, 3)).step
         assert fresh.workspace is not None
         assert ("new.txt" in fresh.workspace, fresh.notes) == (True, ())
 

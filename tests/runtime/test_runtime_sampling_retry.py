@@ -161,7 +161,9 @@ async def test_backoff_doubles_is_capped_and_a_server_delay_wins(tmp_path: Path)
     script.append(ScriptedResponse([assistant("finally")]))
     model = ScriptedModel(script)
     async with open_session(tmp_path, []) as run:
-        step, _ = await capture_step(run.session.new_turn_context(), run.session.services, 1)
+        step, _ = await capture_step(
+            run.session.new_turn_context(), run.session.capture, run.session.caches, 1
+        )
         outcome = await run_sampling_request(
             step,
             model,
@@ -196,11 +198,11 @@ async def test_a_client_bug_is_an_error_event_with_its_message_and_the_session_s
     tmp_path: Path,
 ) -> None:
     async with open_session(tmp_path, [ScriptedResponse([assistant("fine")])]) as run:
-        scripted = run.session.options.client
+        scripted = run.session.client
         broken = BrokenClient()
-        run.session.options.client = broken
+        run.session.client = broken
         assert await run.session.run_turn("first") is None
-        run.session.options.client = scripted
+        run.session.client = scripted
         assert await run.session.run_turn("second") == "fine"
 
     assert broken.prompts == 1  # not retried: only model errors are

@@ -8,16 +8,16 @@ context, and only the next request advertises and executes the new tool.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 from runtime_harness import open_session
 
+from mini_codex.host import Session
 from mini_codex.protocol import FunctionCallOutput
 from mini_codex.runtime.capture import capture_step
 from mini_codex.runtime.contexts import StepContext
-from mini_codex.runtime.session import Session
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.testing import ScriptedResponse, assistant, function_call
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec
@@ -54,10 +54,10 @@ class Refresh:
 
     async def __call__(self, ctx: ToolContext) -> None:
         assert self.session is not None
-        services = self.session.services
-        services.tools = [RegisteredTool(self.replacement)]
-        turn = self.session.new_turn_context()
-        self.refreshed.append((await capture_step(turn, services, 99)).step)
+        session = self.session
+        session.capture = replace(session.capture, tools=[RegisteredTool(self.replacement)])
+        turn = session.new_turn_context()
+        self.refreshed.append((await capture_step(turn, session.capture, session.caches, 99)).step)
 
 
 async def test_a_running_call_keeps_its_step_after_a_refresh(tmp_path: Path) -> None:

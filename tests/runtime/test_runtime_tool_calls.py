@@ -29,6 +29,7 @@ from runtime_harness import (
     overlaps,
 )
 
+from mini_codex.host import Session
 from mini_codex.protocol import (
     CustomToolCallOutput,
     FunctionCall,
@@ -38,7 +39,6 @@ from mini_codex.protocol import (
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.protocol.session_events import ToolCallEnd
 from mini_codex.rollout.replay.verify import check_rollout
-from mini_codex.runtime.session import Session
 from mini_codex.runtime.tool_router import RegisteredTool, ToolRouter
 from mini_codex.runtime.tool_runtime import ToolCallItem, ToolCallRuntime, aborted_output_text
 from mini_codex.testing import ScriptedResponse, assistant, custom_tool_call, function_call

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from itertools import count
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def counted_ids(run: Run) -> list[str]:
         issued.append(f"step-{next(numbers)}")
         return issued[-1]
 
-    run.session.services.new_id = new_id
+    run.session.capture = replace(run.session.capture, new_id=new_id)
     return issued
 
 

@@ -9,11 +9,11 @@ import pytest
 from runtime_harness import open_session
 
 from mini_codex.config import Config, load_config
+from mini_codex.host.assemble import uses_unified_exec
 from mini_codex.models.base import ModelClientOptions
 from mini_codex.models.openai_responses import OpenAIResponsesClient
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.protocol.session_events import ToolCallEnd
-from mini_codex.runtime.session import uses_unified_exec
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
 from process_groups import group_alive, group_gone
 

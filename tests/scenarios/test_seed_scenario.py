@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mini_codex.config import Config
+from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.models.base import Prompt
 from mini_codex.protocol import (
     EventMsgLine,
@@ -28,7 +29,6 @@ from mini_codex.protocol import (
 )
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.replay.verify import check_rollout
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
 from mini_codex.world_state import format_model_visible_layout
 
@@ -59,7 +59,7 @@ async def run_seed(tmp_path: Path) -> tuple[Session, ScriptedModel, Path]:
     options = SessionOptions(
         cwd=cwd, home=tmp_path / "home", client=model, config=Config(), env={"PATH": "/usr/bin"}
     )
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         assert await session.run_turn("add a todo file") == "Added notes/todo.txt."
     return session, model, cwd.resolve()
 
@@ -198,7 +198,7 @@ async def test_files_the_shell_creates_and_deletes_are_in_the_next_request(tmp_p
     options = SessionOptions(
         cwd=cwd, home=tmp_path / "home", client=model, env={"PATH": "/usr/bin:/bin"}
     )
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         assert await session.run_turn("rebuild") == "rebuilt"
 
     first, second = model.prompts

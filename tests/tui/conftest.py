@@ -13,9 +13,9 @@ import anyio
 import pytest
 
 from mini_codex.config import Config, McpServerConfig, ToolsConfig
+from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel, ScriptedResponse
 from mini_codex.tools.images import ImageFile
 from mini_codex.tui.app import MiniCodexApp
@@ -72,7 +72,7 @@ class Harness:
                 on_event=on_event,
                 approval_callback=callback,
             )
-            async with Session.open(options) as session:
+            async with open_options(options) as session:
                 self.sessions.append(session)
                 yield session
 

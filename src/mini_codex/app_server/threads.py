@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -29,7 +29,9 @@ from mini_codex.app_server.sessions import HostValues, ThreadSpec, open_thread_s
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol import ResponseItem
 from mini_codex.protocol.session_events import SessionEvent
-from mini_codex.runtime.session import Session
+
+if TYPE_CHECKING:
+    from mini_codex.host import Session
 
 __all__ = ["LiveThread", "TurnRecord"]
 

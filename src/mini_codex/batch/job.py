@@ -15,8 +15,6 @@ process (config files, API keys, environment) before a job is shipped to a worke
 
 from __future__ import annotations
 
-import base64
-import mimetypes
 import shutil
 import tempfile
 import time
@@ -30,48 +28,16 @@ import anyio
 from mini_codex.batch.store import ResultStore
 from mini_codex.batch.tasks import Status, Task
 from mini_codex.batch.workspace import diff_against_start, prepare_workspace, snapshot_start
-from mini_codex.config import Config, ModelProviderConfig
+from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
-from mini_codex.models.base import ModelClient
+from mini_codex.host import HostEnvironment, ModelChoice, ResolvedSession, build_input
 from mini_codex.protocol.events import TokenCount
-from mini_codex.protocol.items import InputImage, InputText, Message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
 from mini_codex.protocol.session_events import ErrorEvent, SessionConfigured, SessionEvent
 
 __all__ = ["JobSpec", "ModelChoice", "Outcome", "TaskResult", "run_job"]
 
 Outcome = Status | Literal["interrupted"]
-
-
-@dataclass(frozen=True)
-class ModelChoice:
-    """A model string with the provider settings and key the driver resolved for it."""
-
-    model: str
-    default_provider: str = "openai"
-    provider_name: str | None = None
-    provider: ModelProviderConfig | None = None
-    api_key: str | None = None
-    organization: str | None = None
-    """``OpenAI-Organization`` (the driver read ``OPENAI_ORG_ID``)."""
-    project: str | None = None
-    """``OpenAI-Project`` (the driver read ``OPENAI_PROJECT_ID``)."""
-
-    @property
-    def slug(self) -> str:
-        return "scripted" if self.model.startswith("scripted:") else self.model
-
-    def create(self) -> ModelClient:
-        from mini_codex.models.registry import resolve_model
-
-        resolved = resolve_model(self.model, default_provider=self.default_provider)
-        return resolved.create(
-            provider_name=self.provider_name,
-            provider=self.provider,
-            api_key=self.api_key,
-            organization=self.organization,
-            project=self.project,
-        )
 
 
 @dataclass(frozen=True)
@@ -147,22 +113,6 @@ class _Collector:
             self.error = event.message
 
 
-def _user_input(task: Task) -> list[Message] | str:
-    if not task.images:
-        return task.prompt
-    content: list[InputText | InputImage] = [InputText(text=task.prompt)]
-    for image in task.images:
-        path = Path(image)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise MiniCodexError(f"image {image}: {exc.strerror or exc}") from None
-        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
-        content.append(InputImage(image_url=url))
-    return [Message(role="user", content=content)]
-
-
 async def run_job(spec: JobSpec, abort: anyio.Event | None = None) -> TaskResult:
     """Run one task (see module docs); never raises for the task's own failures."""
     task = spec.task
@@ -233,46 +183,48 @@ async def _run_session(
     abort: anyio.Event | None,
     collector: _Collector,
 ) -> tuple[Outcome, str | None]:
-    from mini_codex.runtime.session import Session, SessionOptions
+    from mini_codex.host import open_session
 
-    user_input = _user_input(spec.task)
-    client = spec.model.create()
-    options = SessionOptions(
-        cwd=workspace,
-        home=scratch / "home",
-        client=client,
+    task = spec.task
+    resolved = ResolvedSession(
         config=spec.config,
-        model=spec.model.slug,
+        cwd=workspace,
+        model=spec.model,
         sandbox=spec.sandbox,
         approval_policy=spec.approval_policy,
+        resume_path=None,
+        input=build_input(task.prompt, tuple(Path(image) for image in task.images)),
+    )
+    env = HostEnvironment(
+        home=scratch / "home",
+        cwd=workspace,
+        user_home=Path.home(),
         shell=spec.shell,
-        env=spec.env,
         timezone=spec.timezone,
-        on_event=collector,
-        environ=spec.environ,
+        variables=spec.environ,
+        child_env=spec.env,
     )
     why: list[Outcome] = []
-    try:
-        async with Session.open(options) as session, anyio.create_task_group() as tg:
+    async with (
+        open_session(resolved, env, on_event=collector) as session,
+        anyio.create_task_group() as tg,
+    ):
 
-            async def watch() -> None:
-                timeout = spec.task.timeout_s
-                with anyio.move_on_after(timeout if timeout is not None else float("inf")):
-                    if abort is not None:
-                        await abort.wait()
-                        why.append("interrupted")
-                    else:
-                        await anyio.sleep_forever()
-                if not why:
-                    why.append("timeout")
-                session.interrupt()
+        async def watch() -> None:
+            timeout = spec.task.timeout_s
+            with anyio.move_on_after(timeout if timeout is not None else float("inf")):
+                if abort is not None:
+                    await abort.wait()
+                    why.append("interrupted")
+                else:
+                    await anyio.sleep_forever()
+            if not why:
+                why.append("timeout")
+            session.interrupt()
 
-            tg.start_soon(watch)
-            final = await session.run_turn(user_input)
-            tg.cancel_scope.cancel()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await client.aclose()
+        tg.start_soon(watch)
+        final = await session.run_turn(resolved.input or "")
+        tg.cancel_scope.cancel()
     if why and final is None:  # (a deadline that passed as the turn ended does not count)
         return why[0], final
     return ("failed" if collector.error else "completed"), final

@@ -1,7 +1,8 @@
 """``mini-codex app-server``: serve Codex's app-server protocol on stdio or a websocket.
 
 This module reads the process (``MINI_CODEX_HOME``, ``CODEX_HOME``, the config file, ``-c``
-overrides, the shell, the timezone, API keys) into a ``HostValues``; ``mini_codex.app_server``
+overrides, the shell, the timezone, API keys) into a ``host.HostEnvironment`` inside a
+``HostValues``; ``mini_codex.app_server``
 does the rest. Logs go to stderr; stdout carries only protocol messages. ``--listen
 ws://HOST:PORT`` prints ``listening on ws://HOST:PORT`` on stderr once bound (port 0 picks one);
 a host other than 127.0.0.1/::1/localhost needs the token printed there (``Authorization:
@@ -14,23 +15,14 @@ import logging
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
 import typer
 
-from mini_codex.cli.env import (
-    child_environment,
-    load_effective_config,
-    local_timezone,
-    mini_codex_home,
-    process_environment,
-    user_shell,
-)
-from mini_codex.config import Config, load_config
 from mini_codex.errors import MiniCodexError
-from mini_codex.models.base import ModelClient
 
 __all__ = ["app_server_command"]
 
@@ -38,38 +30,15 @@ __all__ = ["app_server_command"]
 def _host_values(overrides: list[str]) -> Any:
     from mini_codex import __version__
     from mini_codex.app_server import HostValues
-    from mini_codex.cli.run import client_for
+    from mini_codex.host import HostEnvironment, load_host_config
 
-    home = mini_codex_home()
-    load_effective_config(home, overrides)  # refuse a broken config now, warn once
-    path = home / "config.toml"
-    text = path.read_text(encoding="utf-8") if path.is_file() else None
-    shared: dict[tuple[str, str], ModelClient] = {}
-
-    def config_with(extra: dict[str, Any]) -> Config:
-        return load_config(text, overrides, source=str(path), extra=extra)
-
-    def client(model: str, config: Config) -> tuple[ModelClient, bool]:
-        """One client per model and provider table for the whole process: threads share its
-        connection pool (and a ``scripted:PATH`` model continues one script across turns)."""
-        provider = config.model_providers.get(config.model_provider)
-        key = (model, provider.model_dump_json() if provider is not None else config.model_provider)
-        if key not in shared:
-            shared[key] = client_for(model, config)
-        return shared[key], False
-
+    env = HostEnvironment.from_variables(os.environ, Path.cwd(), Path.home())
     codex_home = os.environ.get("CODEX_HOME")
-    return HostValues(
-        home=home,
-        codex_home=Path(codex_home).expanduser() if codex_home else Path.home() / ".codex",
-        load_config=config_with,
-        client_for=client,
-        child_env=child_environment,
-        shell=user_shell(),
-        timezone=local_timezone(),
-        environ=process_environment(),
-        user_agent=f"mini-codex/{__version__}",
-    )
+    if codex_home:
+        env = replace(env, codex_home=Path(codex_home).expanduser())
+    # Refuse a broken config now; unknown keys are reported once.
+    load_host_config(env.home, overrides, warn=lambda line: typer.echo(line, err=True))
+    return HostValues(env=env, overrides=tuple(overrides), user_agent=f"mini-codex/{__version__}")
 
 
 def app_server_command(
@@ -125,7 +94,11 @@ async def _serve_stdio(host: Any) -> None:
     from mini_codex.app_server import serve_connection
     from mini_codex.app_server.transport import stdio_lines, stdout_writer
 
-    await serve_connection(host, stdio_lines(), stdout_writer())
+    try:
+        await serve_connection(host, stdio_lines(), stdout_writer())
+    finally:
+        with anyio.CancelScope(shield=True):
+            await host.clients.aclose()
 
 
 async def _serve_ws(host: Any, address: str, port: int) -> None:
@@ -144,4 +117,8 @@ async def _serve_ws(host: Any, address: str, port: int) -> None:
     async def handler(lines: Any, write: Any) -> None:
         await serve_connection(host, lines, write)
 
-    await serve_websocket(address, port, handler, token=token, on_listening=listening)
+    try:
+        await serve_websocket(address, port, handler, token=token, on_listening=listening)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await host.clients.aclose()

@@ -24,40 +24,20 @@ import typer
 from rich.console import Console
 
 from mini_codex.batch.executor import Control, Executor, LocalExecutor
-from mini_codex.batch.job import JobSpec, ModelChoice
+from mini_codex.batch.job import JobSpec
 from mini_codex.batch.progress import BarReporter, JsonReporter, Reporter
 from mini_codex.batch.runner import BatchReport, run_batch
 from mini_codex.batch.store import RESULTS, ResultStore
 from mini_codex.batch.tasks import Task, load_tasks
-from mini_codex.cli.env import (
-    api_key_for,
-    child_environment,
-    local_timezone,
-    mini_codex_home,
-    process_environment,
-    user_shell,
-)
+from mini_codex.cli.env import host_environment
 from mini_codex.cli.remote import storage_options_for
-from mini_codex.cli.run import ConfigOpt, ModelOpt, SandboxOpt, exit_with, sandbox_policy
-from mini_codex.config import (
-    Config,
-    ModelProviderConfig,
-    apply_overrides,
-    parse_toml,
-)
+from mini_codex.cli.run import ConfigOpt, ModelOpt, SandboxOpt, exit_with
+from mini_codex.config import Config
 from mini_codex.errors import ConfigError, MiniCodexError
+from mini_codex.host import choose_model, load_host_config, sandbox_policy
+from mini_codex.host.open import tool_environment
 
 __all__ = ["batch_command", "build_specs"]
-
-
-def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in patch.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def _named_variables(config: Config, environ: dict[str, str]) -> dict[str, str]:
@@ -71,35 +51,8 @@ def _named_variables(config: Config, environ: dict[str, str]) -> dict[str, str]:
     return {name: environ[name] for name in names if name in environ}
 
 
-def _base_config_data(home: Path, overrides: list[str]) -> dict[str, Any]:
-    path = home / "config.toml"
-    try:
-        text = path.read_text(encoding="utf-8") if path.is_file() else None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    data = parse_toml(text, source=str(path)) if text is not None else {}
-    return apply_overrides(data, overrides)
-
-
-def _model_choice(model: str, config: Config) -> ModelChoice:
-    choice = api_key_for(config)
-    from mini_codex.models.registry import resolve_model
-
-    resolve_model(model, default_provider=choice.provider)  # an unknown provider fails now
-    provider = config.model_providers.get(choice.provider_name)
-    if provider is None and choice.provider_name == "openai":
-        provider = ModelProviderConfig(
-            name="OpenAI", base_url=choice.base_url, env_key="OPENAI_API_KEY"
-        )
-    return ModelChoice(
-        model=model,
-        default_provider=choice.provider,
-        provider_name=choice.provider_name,
-        provider=provider,
-        api_key=choice.api_key,
-        organization=choice.organization,
-        project=choice.project,
-    )
+def _warn(line: str) -> None:
+    typer.echo(line, err=True)
 
 
 def build_specs(
@@ -113,13 +66,13 @@ def build_specs(
     keep_workspaces: bool = False,
 ) -> list[JobSpec]:
     """Everything each job needs, resolved in this process (bad task config fails here)."""
-    base = _base_config_data(mini_codex_home(), overrides)
-    process_env = process_environment()
+    env = host_environment()
+    load_host_config(env.home, overrides, warn=_warn)  # the file's own problems, once
     specs: list[JobSpec] = []
     for task in tasks:
         try:
-            config = Config.model_validate(_merge(base, task.config))
-        except ValueError as exc:
+            config = load_host_config(env.home, overrides, extra=task.config)
+        except ConfigError as exc:
             first = " ".join(str(exc).split())[:300]
             raise ConfigError(f"task {task.id!r}: bad config: {first}") from None
         chosen = task.model or model or config.model
@@ -129,14 +82,14 @@ def build_specs(
             JobSpec(
                 task=task,
                 config=config,
-                model=_model_choice(chosen, config),
+                model=choose_model(chosen, config, env),
                 dest=dest,
                 storage_options=storage_options,
                 sandbox=sandbox_policy(sandbox, config),
-                shell=user_shell(),
-                env=child_environment(config),  # the task's shell_environment_policy
-                timezone=local_timezone(),
-                environ=_named_variables(config, process_env),
+                shell=env.shell,
+                env=tool_environment(env, config),  # the task's shell_environment_policy
+                timezone=env.timezone,
+                environ=_named_variables(config, dict(env.variables)),
                 keep_workspace=keep_workspaces,
             )
         )

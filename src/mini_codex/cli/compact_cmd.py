@@ -23,7 +23,7 @@ from mini_codex.cli.resume_cmd import SessionArgs, session_command
 from mini_codex.errors import MiniCodexError
 
 if TYPE_CHECKING:
-    from mini_codex.runtime.session import Session
+    from mini_codex.host import Session
 
 __all__ = ["compact_command"]
 

@@ -10,30 +10,27 @@ import importlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 
-from mini_codex.cli.env import (
-    load_effective_config,
-    mini_codex_home,
-)
-from mini_codex.cli.run import (
-    approval_choice,
-    cli_session_options,
-    client_for,
-    sandbox_policy,
-    session_cwd,
-)
+from mini_codex.cli.env import host_environment, load_effective_config
 from mini_codex.errors import MiniCodexError
+from mini_codex.host import (
+    SessionSpec,
+    approval_choice,
+    read_recorded,
+    resolve_session,
+    sandbox_policy,
+)
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
 from mini_codex.tools.images import load_image
 
 if TYPE_CHECKING:
-    from mini_codex.runtime.session import Session
+    from mini_codex.host import Session
 
 
 @dataclass(frozen=True)
@@ -49,11 +46,13 @@ class UiOptions:
 
 def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
     """A ``SessionOpener``: every call opens a fresh session (new, or resumed from a rollout)."""
-    config = load_effective_config(home, options.overrides)
-    model_name = options.model or config.model
-    policy = sandbox_policy(options.sandbox, config)
-    approval_policy = approval_choice(options.approval)
-    base_cwd = options.cd
+    env = replace(host_environment(), home=home)
+    config = load_effective_config(env.home, options.overrides)
+    base = SessionSpec(
+        cwd=options.cd, model=options.model, sandbox=options.sandbox, approval=options.approval
+    )
+    sandbox_policy(options.sandbox, config)  # refused before the UI starts
+    approval_choice(options.approval)
 
     @asynccontextmanager
     async def opener(
@@ -62,29 +61,15 @@ def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
         on_event: Callable[[SessionEvent], None],
     ) -> AsyncIterator[Session]:
         # The runtime (MCP SDK, model clients) takes a second to import: off the UI's loop.
-        await anyio.to_thread.run_sync(importlib.import_module, "mini_codex.runtime.session")
-        from mini_codex.runtime.session import Session
+        await anyio.to_thread.run_sync(importlib.import_module, "mini_codex.host.open")
+        from mini_codex.host import open_session
 
-        cwd = session_cwd(base_cwd, resume)
-        client = client_for(model_name, config)
-        session_options = cli_session_options(
-            cwd,
-            home,
-            client,
-            config,
-            model_name,
-            policy,
-            resume_path=resume,
-            approval_policy=approval_policy,
-            approval_callback=approval_callback,
-            on_event=on_event,
-        )
-        try:
-            async with Session.open(session_options) as session:
-                yield session
-        finally:
-            with anyio.CancelScope(shield=True):
-                await client.aclose()
+        recorded = read_recorded(resume, strict=False) if resume is not None else None
+        resolved = resolve_session(replace(base, resume=recorded), config, env)
+        async with open_session(
+            resolved, env, on_event=on_event, approval_callback=approval_callback
+        ) as session:
+            yield session
 
     return opener
 
@@ -93,11 +78,11 @@ def run_interactive(
     options: UiOptions, *, prompt: str | None = None, resume: Path | str | None = None
 ) -> int:
     """Run the UI on this terminal; ``resume`` is a rollout, None (new) or ``"pick"``."""
-    home = mini_codex_home()
+    env = host_environment()
     if options.cd is not None and not options.cd.is_dir():
         raise MiniCodexError(f"--cd {options.cd}: not a directory")
     images = tuple(load_image(path) for path in options.images)  # refused before the UI starts
-    opener = make_opener(options, home)
+    opener = make_opener(options, env.home)
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         raise MiniCodexError(
             "the interactive UI needs a terminal; use `mini-codex exec PROMPT` in scripts"
@@ -107,7 +92,7 @@ def run_interactive(
     app = build_app(
         opener,  # type: ignore[arg-type]
         target=resume,
-        home=home,
+        home=env.home,
         initial_prompt=prompt,
         images=images,
     )

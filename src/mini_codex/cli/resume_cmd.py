@@ -51,7 +51,7 @@ from mini_codex.cli.run import (
 from mini_codex.errors import MiniCodexError
 
 if TYPE_CHECKING:  # the runtime loads only when a session runs
-    from mini_codex.runtime.session import Session
+    from mini_codex.host import Session
 
 __all__ = ["SessionArgs", "resume_command", "session_command"]
 

@@ -3,30 +3,19 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Annotated, Literal, TextIO
 
 import anyio
 import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
-from mini_codex.cli.entry import SignalExit, settle_heap
-from mini_codex.cli.env import (
-    api_key_for,
-    child_environment,
-    load_effective_config,
-    local_timezone,
-    mini_codex_home,
-    process_environment,
-    stdin_is_terminal,
-    user_shell,
-)
+from mini_codex.cli.env import host_environment, load_effective_config, stdin_is_terminal
 from mini_codex.cli.exec_extras import (
     EphemeralOpt,
     ExecExtras,
@@ -40,14 +29,23 @@ from mini_codex.cli.exec_extras import (
     json_format,
     load_output_schema,
     read_prompt,
-    turn_input,
 )
 from mini_codex.cli.oss import LocalProviderOpt, OssFlags, OssOpt, open_local_model
-from mini_codex.config import Config
+from mini_codex.cli.signals import SignalExit, interrupt_on_signal, settle_heap
 from mini_codex.errors import MiniCodexError
-from mini_codex.models.base import ModelClient, Prompt
-from mini_codex.models.registry import resolve_model
-from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
+from mini_codex.host import (
+    ModelChoice,
+    SessionSpec,
+    read_recorded,
+    resolve_session,
+)
+from mini_codex.host import (
+    find_rollout as find_host_rollout,
+)
+from mini_codex.host import (
+    latest_rollout as latest_host_rollout,
+)
+from mini_codex.models.base import Prompt
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ErrorEvent,
@@ -56,13 +54,10 @@ from mini_codex.protocol.session_events import (
 )
 
 if TYPE_CHECKING:  # the runtime (and the MCP SDK) load only when a session runs
-    from anyio.abc import TaskStatus
     from rich.console import Console
 
+    from mini_codex.host import Session
     from mini_codex.models.trace_line import TraceLineEncoder
-    from mini_codex.protocol.session_events import SessionEvent
-    from mini_codex.runtime.approvals import ApprovalCallback
-    from mini_codex.runtime.session import Session, SessionOptions
 
 SandboxChoice = Literal["read-only", "workspace-write", "danger-full-access"]
 
@@ -93,60 +88,6 @@ ConfigOpt = Annotated[
     list[str] | None,
     typer.Option("--config", "-c", help="Override a config key: -c key=value (repeatable)."),
 ]
-
-
-def client_for(model: str, config: Config) -> ModelClient:
-    choice = api_key_for(config)
-    resolved = resolve_model(model, default_provider=choice.provider)
-    provider = config.model_providers.get(choice.provider_name)
-    if provider is None and resolved.provider in ("openai", "chat"):
-        from mini_codex.config import ModelProviderConfig
-
-        # The built-in provider: OPENAI_BASE_URL (or api.openai.com), key from OPENAI_API_KEY.
-        provider = ModelProviderConfig(
-            name="OpenAI", base_url=choice.base_url, env_key="OPENAI_API_KEY"
-        )
-    return resolved.create(
-        provider_name=choice.provider_name,
-        provider=provider,
-        api_key=choice.api_key,
-        organization=choice.organization,
-        project=choice.project,
-    )
-
-
-def sandbox_policy(choice: str | None, config: Config) -> SandboxPolicy | None:
-    match choice:
-        case None:
-            return None
-        case "read-only":
-            return SandboxPolicy.read_only()
-        case "workspace-write":
-            settings = config.sandbox_workspace_write
-            return SandboxPolicy.workspace_write(
-                tuple(settings.writable_roots),
-                network_access=settings.network_access,
-                exclude_tmpdir_env_var=settings.exclude_tmpdir_env_var,
-                exclude_slash_tmp=settings.exclude_slash_tmp,
-            )
-        case "danger-full-access":
-            return SandboxPolicy.danger_full_access()
-        case _:
-            raise MiniCodexError(
-                f"unknown --sandbox {choice!r} (read-only, workspace-write, danger-full-access)"
-            )
-
-
-def approval_choice(choice: str | None) -> ApprovalPolicy | None:
-    match choice:
-        case None:
-            return None
-        case "untrusted" | "on-failure" | "on-request" | "never":
-            return choice
-        case _:
-            raise MiniCodexError(
-                f"unknown --ask-for-approval {choice!r} (untrusted, on-failure, on-request, never)"
-            )
 
 
 class _Output:
@@ -221,60 +162,6 @@ def _is_assistant_message(event: SessionEvent) -> bool:
     )
 
 
-def session_cwd(cd: Path | None, resume_path: Path | None) -> Path:
-    """The session's directory: ``--cd``, else the resumed session's, else the current one.
-    Resuming a session recorded in the home directory (or ``/``) without ``--cd`` is refused:
-    it would silently make that the sandbox's writable root."""
-    if cd is None and resume_path is not None:
-        cd = recorded_cwd(resume_path)
-        if cd is not None and cd.resolve() in (Path.home().resolve(), Path("/")):
-            raise MiniCodexError(
-                f"the session was recorded in {cd}; resuming there would make it the "
-                f"sandbox's writable root. Pass --cd DIR (--cd {cd} to confirm)."
-            )
-    cwd = (cd or Path.cwd()).resolve()
-    if not cwd.is_dir():
-        raise MiniCodexError(f"--cd {cwd}: not a directory")
-    return cwd
-
-
-def cli_session_options(
-    cwd: Path,
-    home: Path,
-    client: ModelClient,
-    config: Config,
-    model_name: str,
-    policy: SandboxPolicy | None,
-    *,
-    resume_path: Path | None,
-    approval_policy: ApprovalPolicy | None,
-    approval_callback: ApprovalCallback,
-    on_event: Callable[[SessionEvent], None],
-    **extra: Any,
-) -> SessionOptions:
-    """The options of a session the CLI opens (``exec``, ``resume``, the UI): this process's
-    shell, timezone and environment; ``extra`` are further ``SessionOptions`` fields."""
-    from mini_codex.runtime.session import SessionOptions
-
-    return SessionOptions(
-        cwd=cwd,
-        home=home,
-        client=client,
-        config=config,
-        model="scripted" if model_name.startswith("scripted:") else model_name,
-        sandbox=policy,
-        shell=user_shell(),
-        env=child_environment(config),
-        timezone=local_timezone(),
-        resume_path=resume_path,
-        on_event=on_event,
-        environ=process_environment(),
-        approval_policy=approval_policy,
-        approval_callback=approval_callback,
-        **extra,
-    )
-
-
 def run_session(
     prompt: str,
     *,
@@ -291,46 +178,33 @@ def run_session(
     action: Callable[[Session], Awaitable[object]] | None = None,
 ) -> int:
     """Open a session and run ``prompt`` as a turn (or ``action`` on the session instead)."""
-    home = mini_codex_home()
-    config = load_effective_config(home, overrides, profile=extras.profile if extras else None)
-    model_name = model or config.model
-    from mini_codex.runtime.session import Session
-
-    cwd = session_cwd(cd, resume_path)
+    env = host_environment()
+    extras = extras or ExecExtras()
+    config = load_effective_config(env.home, overrides, profile=extras.profile)
+    spec = SessionSpec(
+        cwd=cd,
+        model=model,
+        sandbox=sandbox,
+        approval=approval,
+        resume=read_recorded(resume_path, strict=False) if resume_path is not None else None,
+        prompt=prompt,
+        images=extras.images,
+        persist=not extras.ephemeral,
+        output_schema=extras.output_schema,
+    )
     # Everything that can be refused is checked before anything is created or opened.
-    policy = sandbox_policy(sandbox, config)
-    user_input = turn_input(prompt, extras.images if extras else ())
-    approval_policy = approval_choice(approval)
+    resolved = resolve_session(spec, config, env)
     local = open_local_model(oss or OssFlags(), model, config, notify=_notice)
     if local is not None:
-        config, model_name = local.config, local.name
-    client = local.client if local is not None else client_for(model_name, config)
+        resolved = replace(resolved, config=local.config, model=ModelChoice(model=local.name))
     settle_heap()  # the heavy imports are done (the provider's SDK too)
     try:
         trace = _open_trace(trace_requests)
     except MiniCodexError:
-        anyio.run(client.aclose)
         if local is not None:
             local.close()
         raise
-    extras = extras or ExecExtras()
     output = _Output(as_json, sys.stdout, trace, codex_json=extras.json_format == "codex")
-    options = cli_session_options(
-        cwd,
-        home,
-        client,
-        config,
-        model_name,
-        policy,
-        resume_path=resume_path,
-        approval_policy=approval_policy,
-        approval_callback=terminal_callback(interactive=stdin_is_terminal()),
-        on_event=output.event,
-        on_request=output.request,
-        persist=not extras.ephemeral,
-        output_schema=extras.output_schema,
-    )
-
     interrupted: list[int] = []
     opened: list[Session] = []
 
@@ -344,18 +218,32 @@ def run_session(
                 raise group.exceptions[0] from None
             raise
         finally:
-            await client.aclose()
+            if local is not None:
+                await local.client.aclose()  # lent to the session: ours to close
 
     async def _in_signal_scope() -> None:
+        from mini_codex.host import open_session
+
         async with anyio.create_task_group() as tg:
             # Installed before the session opens: from here on the first signal is handled
             # here (an open in progress is cancelled, a running turn is interrupted and
             # records the abort), not by ``entry``'s start-up handler.
-            await tg.start(_interrupt_on_signal, opened, interrupted, tg.cancel_scope)
-            async with Session.open(options) as session:
+            await tg.start(interrupt_on_signal, opened, interrupted, tg.cancel_scope)
+            async with open_session(
+                resolved,
+                env,
+                client=local.client if local is not None else None,
+                on_event=output.event,
+                on_request=output.request,
+                approval_callback=terminal_callback(interactive=stdin_is_terminal()),
+            ) as session:
                 opened.append(session)
                 if not interrupted:
-                    await (action(session) if action is not None else session.run_turn(user_input))
+                    await (
+                        action(session)
+                        if action is not None
+                        else session.run_turn(resolved.input or "")
+                    )
             tg.cancel_scope.cancel()
 
     try:
@@ -373,36 +261,6 @@ def run_session(
     return output.exec_json.finish(extras, sys.stderr) or (1 if output.errors else 0)
 
 
-async def _interrupt_on_signal(
-    opened: list[Session],
-    received: list[int],
-    opening: anyio.CancelScope,
-    *,
-    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-) -> None:
-    """The first Ctrl-C (or SIGTERM) interrupts the turn through the session, so running tools
-    get their aborted outputs recorded (before the session is open, it cancels ``opening``);
-    after it, a second signal gets the handling the process had before (``entry.py``: one line,
-    exit 130/143), as does a signal during shutdown."""
-    if threading.current_thread() is not threading.main_thread():
-        task_status.started()  # an in-process run off the main thread: signals are not ours
-        return
-    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    try:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            task_status.started()
-            async for signum in signals:
-                received.append(int(signum))
-                if opened:
-                    opened[0].interrupt()
-                else:
-                    opening.cancel()
-                return
-    finally:
-        signal.signal(signal.SIGINT, previous[0])
-        signal.signal(signal.SIGTERM, previous[1])
-
-
 def _notice(text: str) -> None:
     typer.echo(text, err=True)
 
@@ -414,20 +272,6 @@ def _open_trace(path: Path | None) -> TextIO | None:
         return path.open("a", encoding="utf-8")
     except OSError as exc:
         raise MiniCodexError(f"--trace-requests {path}: {exc.strerror or exc}") from None
-
-
-def recorded_cwd(path: Path) -> Path | None:
-    """The cwd a session was recorded in, if it still exists (resume runs there by default)."""
-    from mini_codex.rollout.resume import read_session_meta
-
-    try:
-        meta = read_session_meta(path)
-    except MiniCodexError:
-        return None
-    if meta is None or not meta.cwd:
-        return None
-    recorded = Path(meta.cwd)
-    return recorded if recorded.is_dir() else None
 
 
 def exec_command(
@@ -477,39 +321,18 @@ def exec_command(
 
 
 def latest_rollout(cd: Path | None) -> Path:
-    from mini_codex.rollout.index import SessionIndex
-
-    with SessionIndex(mini_codex_home()) as index:
-        index.refresh()
-        cwd = str((cd or Path.cwd()).resolve())
-        found = index.latest(cwd=cwd) or index.latest()
-    _print_notices(index.notices)
-    if found is None:
-        raise MiniCodexError(f"no recorded sessions under {mini_codex_home()}")
-    return Path(found.path)
+    """``--last``: the newest session of ``--cd`` (or this directory), else of any."""
+    env = host_environment()
+    return latest_host_rollout(env.home, cd or env.cwd, notify=_notify_err)
 
 
 def find_rollout(target: str) -> Path:
-    path = Path(target).expanduser()
-    if path.exists():
-        return path
-    from mini_codex.rollout.index import SessionIndex
-
-    with SessionIndex(mini_codex_home()) as index:
-        index.refresh()
-        found = index.find(target)
-    _print_notices(index.notices)
-    if not found:
-        raise MiniCodexError(f"no session or rollout file matches {target!r}")
-    if len(found) > 1:
-        ids = ", ".join(info.id for info in found[:5])
-        raise MiniCodexError(f"{target!r} matches several sessions ({ids}); give more of the id")
-    return Path(found[0].path)
+    """A rollout path, or the session whose id starts with ``target``."""
+    return find_host_rollout(target, [host_environment().home], notify=_notify_err)
 
 
-def _print_notices(notices: list[str]) -> None:
-    for notice in notices:
-        typer.echo(f"notice: {notice}", err=True)
+def _notify_err(line: str) -> None:
+    typer.echo(line, err=True)
 
 
 def exit_with(run: Callable[[], int]) -> None:

@@ -64,22 +64,17 @@ DEFAULT_WORKSPACE_DEADLINE_S = 1.25
 deadlines together stay under 2 s."""
 
 
-@dataclass
-class StepServices:
-    """Session-owned services a capture reads (caches live across steps)."""
+@dataclass(frozen=True)
+class CaptureSettings:
+    """What a capture reads and never changes: built once per session."""
 
-    scanner: WorkspaceScanner
-    agents_md: AgentsMdCache
     agents_md_config: AgentsMdConfig
     tools: Sequence[RegisteredTool]
-    sandbox: SandboxAvailability | None = None
     extensions: Sequence[WorldStateExtension] = ()
     persist_cap: int = 2000
     render_cap: int = 100
     probe: CaptureProbe | None = None
     new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
-    mcp: McpRuntime | None = None
-    """The session's MCP runtime; None means no MCP servers (every step gets an empty binding)."""
     on_warning: Callable[[str], None] | None = None
     """Told about MCP servers omitted from a step (once per connection set)."""
     user_instructions: str | None = None
@@ -93,6 +88,15 @@ class StepServices:
     told; the late work finishes in the background)."""
     workspace_deadline_s: float = DEFAULT_WORKSPACE_DEADLINE_S
     """The same for the workspace scan."""
+
+
+@dataclass
+class CaptureCaches:
+    """What captures keep across the steps of a session; only ``capture_step`` writes it."""
+
+    scanner: WorkspaceScanner
+    agents_md: AgentsMdCache = field(default_factory=AgentsMdCache)
+    sandbox: SandboxAvailability | None = None
     agents_md_call: DeadlineCall[LoadedAgentsMd] = field(
         default_factory=lambda: DeadlineCall("agents-md")
     )
@@ -103,9 +107,9 @@ class StepServices:
     last_workspace: WorkspaceFiles | None = None
 
 
-async def _phase(services: StepServices, name: str) -> None:
-    if services.probe is not None:
-        await services.probe(name)
+async def _phase(settings: CaptureSettings, name: str) -> None:
+    if settings.probe is not None:
+        await settings.probe(name)
     await anyio.lowlevel.checkpoint()
 
 
@@ -118,20 +122,64 @@ class CapturedStep(NamedTuple):
 
 async def capture_step(
     turn: TurnContext,
-    services: StepServices,
+    settings: CaptureSettings,
+    caches: CaptureCaches,
     sequence: int,
     *,
+    mcp_runtime: McpRuntime | None = None,
     required_mcp_servers: Collection[str] = (),
     previous_model: str | None = None,
 ) -> CapturedStep:
     """Capture everything a model request may see: the complete, frozen step and its WorldState.
 
+    ``mcp_runtime``: the session's MCP servers (None: every step gets an empty binding).
     ``required_mcp_servers``: servers named by ``mcp://NAME`` in the turn's input, waited for.
     ``previous_model``: the model of the previous turn (the ``model`` section tells a switch).
     """
-    await _phase(services, "environments")
+    await _phase(settings, "environments")
+    environments = _environments(turn)
+    notes: list[str] = []
+    await _phase(settings, "agents_md")
+    agents_md = await _agents_md(turn, settings, caches, notes)
+    await _phase(settings, "sandbox")
+    if caches.sandbox is None:
+        caches.sandbox = await detect_sandbox()
+    await _phase(settings, "workspace")
+    workspace = await _workspace(settings, caches, notes)
+    await _phase(settings, "mcp")
+    mcp = await _mcp_binding(settings, mcp_runtime, required_mcp_servers)
+    await _phase(settings, "tools")
+    registered = [*settings.tools, *mcp_registered_tools(mcp)]
+    if settings.wrap_tool is not None:
+        registered = [settings.wrap_tool(entry) for entry in registered]
+    step = StepContext(
+        turn=turn,
+        step_id=settings.new_id(),
+        sequence=sequence,
+        environments=environments,
+        agents_md=agents_md,
+        workspace=workspace,
+        sandbox=caches.sandbox,
+        router=ToolRouter.build(registered),
+        mcp=mcp,
+        approved_prefixes=(
+            tuple(settings.approvals.session_prefixes()) if settings.approvals is not None else ()
+        ),
+        notes=tuple(display_path(note) for note in notes),
+    )
+    world_state = build_world_state(
+        step,
+        previous_model=previous_model,
+        extensions=settings.extensions,
+        persist_cap=settings.persist_cap,
+        render_cap=settings.render_cap,
+    )
+    return CapturedStep(step, world_state)
+
+
+def _environments(turn: TurnContext) -> tuple[Environment, ...]:
     shell_name = os.path.basename(turn.session.shell) or None
-    environments = tuple(
+    return tuple(
         Environment(
             id=selection.id,
             cwd=str(selection.cwd),
@@ -141,82 +189,54 @@ async def capture_step(
         for index, selection in enumerate(turn.environments)
     )
 
-    notes: list[str] = []
-    await _phase(services, "agents_md")
-    loaded = await services.agents_md_call.call(
+
+async def _agents_md(
+    turn: TurnContext, settings: CaptureSettings, caches: CaptureCaches, notes: list[str]
+) -> LoadedAgentsMd | None:
+    """This step's AGENTS.md, or the previous step's (with a note) when it is late."""
+    loaded = await caches.agents_md_call.call(
         functools.partial(
-            services.agents_md.get,
+            caches.agents_md.get,
             turn.cwd,
-            services.agents_md_config,
-            user_instructions=services.user_instructions,
+            settings.agents_md_config,
+            user_instructions=settings.user_instructions,
         ),
-        services.agents_md_deadline_s,
+        settings.agents_md_deadline_s,
     )
-    agents_md: LoadedAgentsMd | None
     if isinstance(loaded, Late):
-        agents_md = services.last_agents_md
-        late = _late_note("reading AGENTS.md", services.agents_md_deadline_s, agents_md is not None)
-        notes.append(late)
-    else:
-        agents_md = services.last_agents_md = loaded
-        notes.extend(loaded.warnings)
+        stale = caches.last_agents_md
+        notes.append(
+            _late_note("reading AGENTS.md", settings.agents_md_deadline_s, stale is not None)
+        )
+        return stale
+    caches.last_agents_md = loaded
+    notes.extend(loaded.warnings)
+    return loaded
 
-    await _phase(services, "sandbox")
-    if services.sandbox is None:
-        services.sandbox = await detect_sandbox()
-    sandbox = services.sandbox
 
-    await _phase(services, "workspace")
-    scanned = await services.workspace_call.call(
-        services.scanner.scan, services.workspace_deadline_s
-    )
-    workspace: WorkspaceFiles | None
+async def _workspace(
+    settings: CaptureSettings, caches: CaptureCaches, notes: list[str]
+) -> WorkspaceFiles | None:
+    """This step's workspace file set, or the previous step's (with a note) when it is late."""
+    scanned = await caches.workspace_call.call(caches.scanner.scan, settings.workspace_deadline_s)
     if isinstance(scanned, Late):
-        workspace = services.last_workspace
+        stale = caches.last_workspace
         what = "listing the workspace files"
-        notes.append(_late_note(what, services.workspace_deadline_s, workspace is not None))
-    else:
-        workspace = services.last_workspace = scanned
-        notes.extend(services.scanner.warnings)
+        notes.append(_late_note(what, settings.workspace_deadline_s, stale is not None))
+        return stale
+    caches.last_workspace = scanned
+    notes.extend(caches.scanner.warnings)
+    return scanned
 
-    await _phase(services, "mcp")
-    if services.mcp is not None:
-        mcp = await services.mcp.binding_for_step(required_mcp_servers)
-    else:
-        mcp = McpBinding.empty()
-    if services.on_warning is not None:
+
+async def _mcp_binding(
+    settings: CaptureSettings, runtime: McpRuntime | None, required: Collection[str]
+) -> McpBinding:
+    mcp = await runtime.binding_for_step(required) if runtime is not None else McpBinding.empty()
+    if settings.on_warning is not None:
         for notice in mcp.notices:
-            services.on_warning(notice)
-
-    await _phase(services, "tools")
-    registered = [*services.tools, *mcp_registered_tools(mcp)]
-    if services.wrap_tool is not None:
-        registered = [services.wrap_tool(entry) for entry in registered]
-    router = ToolRouter.build(registered)
-
-    step = StepContext(
-        turn=turn,
-        step_id=services.new_id(),
-        sequence=sequence,
-        environments=environments,
-        agents_md=agents_md,
-        workspace=workspace,
-        sandbox=sandbox,
-        router=router,
-        mcp=mcp,
-        approved_prefixes=(
-            tuple(services.approvals.session_prefixes()) if services.approvals is not None else ()
-        ),
-        notes=tuple(display_path(note) for note in notes),
-    )
-    world_state = build_world_state(
-        step,
-        previous_model=previous_model,
-        extensions=services.extensions,
-        persist_cap=services.persist_cap,
-        render_cap=services.render_cap,
-    )
-    return CapturedStep(step, world_state)
+            settings.on_warning(notice)
+    return mcp
 
 
 def _permissions(step: StepContext) -> PermissionsSection:

@@ -1,27 +1,22 @@
-"""The Session: owns history, the rollout recorder, the step services and the event stream.
+"""The Session: owns history, the rollout recorder, the step captures and the event stream.
 
-A session is opened with ``Session.open(options)`` (an async context manager owning a task group
-and, when persisting, a rollout recorder). Input goes in with ``run_turn(text)`` (run a whole turn
-in the caller's task, after the running one), ``submit(text)`` (start a turn in the background, or
-steer the running one) and ``interrupt()``. Input steered too late for a turn is answered by a
-follow-up turn (after an interrupt, it opens the next turn). Everything observable comes out as
-``SessionEvent``s, to the ``on_event`` callback and to every ``subscribe()`` stream. A failed turn
-becomes an ``error`` event and the session stays usable. ``resume_path`` continues a rollout:
-history, world-state baseline, reference context and previous model are restored, so nothing is
-re-injected when nothing changed.
+Opened with ``Session.open(settings, services)`` (an async context manager owning a task group
+and, when persisting, a rollout recorder) by ``mini_codex.host``, its only caller, which builds
+both. Input goes in with ``run_turn`` (a whole turn, after the running one), ``submit`` (start
+a turn in the background, or steer the running one) and ``interrupt()``; input steered too late
+for a turn is answered by a follow-up turn. Everything observable comes out as ``SessionEvent``s
+(``on_event`` and every ``subscribe()`` stream); a failed turn becomes an ``error`` event and the
+session stays usable. ``resume_path`` continues a rollout: history, world-state baseline,
+reference context and previous model are restored, so nothing is re-injected when unchanged.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from datetime import datetime
-from importlib.resources import files
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,175 +24,65 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mini_codex._version import __version__
-from mini_codex.config import Config
 from mini_codex.context import ContextManager
-from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig
 from mini_codex.discovery.workspace import WorkspaceScanner
-from mini_codex.errors import MiniCodexError
-from mini_codex.mcp.errors import McpError
+from mini_codex.errors import (
+    EmptyInputError,
+    ExpectedTurnMismatchError,
+    MiniCodexError,
+    NoActiveTurnError,
+)
 from mini_codex.models.base import ModelClient, Prompt
-from mini_codex.models.retry import RetryPolicy
-from mini_codex.models.tokens import estimate_context_tokens
-from mini_codex.policy.rules import RuleSet
-from mini_codex.protocol import Message, ResponseItem, SessionMeta, message_text, user_message
-from mini_codex.protocol.policy import ApprovalPolicy, SandboxPolicy
+from mini_codex.protocol import Message, ResponseItem, message_text, user_message
 from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
-from mini_codex.rollout.paths import new_thread_id, rollout_path
-from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
-from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings, WindowInfo
-from mini_codex.rollout.resume import last_token_info, load_resume_state
-from mini_codex.runtime.approvals import ApprovalCallback, SessionApprovals
-from mini_codex.runtime.capture import CaptureProbe, StepServices
+from mini_codex.rollout.recorder import RolloutRecorder
+from mini_codex.rollout.replay.checkpoint import WindowInfo
+from mini_codex.runtime.approvals import SessionApprovals
+from mini_codex.runtime.capture import CaptureCaches
 from mini_codex.runtime.contexts import EnvironmentSelection, SessionContext, TurnContext
 from mini_codex.runtime.hooks import Hooks
 from mini_codex.runtime.recording import Recording
-from mini_codex.runtime.rule_files import load_rule_files
-from mini_codex.runtime.tool_router import RegisteredTool
-from mini_codex.runtime.turn import TokenTotals, TurnDeps, TurnState, run_compact_task, run_turn
-from mini_codex.tools.apply_patch import ApplyPatchTool
-from mini_codex.tools.shell import ShellTool
-from mini_codex.tools.unified_exec import unified_exec_tools
-from mini_codex.tools.update_plan import UpdatePlanTool
-from mini_codex.tools.view_image import ViewImageTool
-from mini_codex.world_state import WorldStateExtension, WorldStateSnapshot
+from mini_codex.runtime.session_settings import SessionServices, SessionSettings
+from mini_codex.runtime.session_start import (
+    checkpoint_if_due,
+    new_rollout,
+    recorder_options,
+    restore_session,
+    start_mcp,
+)
+from mini_codex.runtime.turn import TurnDeps, TurnState, run_compact_task, run_turn
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configured (issue 13)
-    from mini_codex.mcp.client import ClientFactory
+    from collections.abc import Callable
+
     from mini_codex.mcp.runtime import McpRuntime
 
-
-class NoActiveTurnError(MiniCodexError):
-    """Steering input was given while no turn is running."""
-
-
-class ExpectedTurnMismatchError(MiniCodexError):
-    """Steering named a turn that is not the running one."""
-
-    def __init__(self, expected: str, actual: str) -> None:
-        super().__init__(f"expected turn {expected} but turn {actual} is running")
-        self.expected = expected
-        self.actual = actual
-
-
-class EmptyInputError(MiniCodexError):
-    """Steering input was empty."""
-
-
-def default_base_instructions() -> str:
-    return (files("mini_codex.runtime") / "prompts" / "base_instructions.md").read_text("utf-8")
-
-
-def default_tools(
-    config: Config, *, freeform_apply_patch: bool = False, unified_exec: bool = False
-) -> list[RegisteredTool]:
-    """The built-in tools; ``unified_exec`` gives ``exec_command`` + ``write_stdin`` instead of
-    ``shell`` (see ``uses_unified_exec``)."""
-    if unified_exec:
-        exec_command, write_stdin = unified_exec_tools(config.tools.unified_exec_max_sessions)
-        command_tools = [RegisteredTool(exec_command), RegisteredTool(write_stdin)]
-    else:
-        command_tools = [RegisteredTool(ShellTool(default_timeout_ms=config.shell_timeout_ms))]
-    return [
-        *command_tools,
-        RegisteredTool(ApplyPatchTool(freeform=freeform_apply_patch)),
-        RegisteredTool(UpdatePlanTool()),
-        RegisteredTool(ViewImageTool()),
-    ]
-
-
-def uses_unified_exec(config: Config, client: ModelClient) -> bool:
-    """``tools.unified_exec``, else on for the OpenAI Responses client only (Codex 0.169)."""
-    if config.tools.unified_exec is not None:
-        return config.tools.unified_exec
-    module = sys.modules.get("mini_codex.models.openai_responses")  # loaded iff such a client
-    return module is not None and isinstance(client, module.OpenAIResponsesClient)
-
-
-def global_agents_md(home: Path) -> str | None:
-    """``$MINI_CODEX_HOME/AGENTS.override.md``, else ``AGENTS.md`` (Codex's ``~/.codex`` files):
-    read once per session; blank or unreadable files count as absent."""
-    for name in ("AGENTS.override.md", "AGENTS.md"):
-        try:
-            text = (home / name).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if text.strip():
-            return text.strip()
-    return None
-
-
-def _local_now() -> datetime:
-    return datetime.now().astimezone()
-
-
-@dataclass
-class SessionOptions:
-    """Everything a session needs; ``cli/`` builds it from argv, env and config files."""
-
-    cwd: Path
-    home: Path
-    client: ModelClient
-    config: Config = field(default_factory=Config)
-    model: str | None = None
-    """Model slug; defaults to ``config.model``."""
-    sandbox: SandboxPolicy | None = None
-    """Defaults to the config's ``sandbox_mode``."""
-    approval_policy: ApprovalPolicy | None = None
-    base_instructions: str | None = None
-    shell: str = "/bin/bash"
-    env: Mapping[str, str] = field(default_factory=dict)
-    """The environment of tool child processes (``cli/`` picks an allow-list)."""
-    timezone: str = "Etc/UTC"
-    clock: Callable[[], datetime] = _local_now
-    resume_path: Path | None = None
-    persist: bool = True
-    """Write a rollout under ``home``; False keeps the session in memory only."""
-    on_event: Callable[[SessionEvent], None] | None = None
-    on_request: Callable[[Prompt], None] | None = None
-    tools: Sequence[RegisteredTool] | None = None
-    extensions: Sequence[WorldStateExtension] = ()
-    capture_probe: CaptureProbe | None = None
-    environ: Mapping[str, str] = field(default_factory=dict)
-    """The process environment, read only for variables the config names (MCP
-    ``bearer_token_env_var`` and ``env_vars``); ``cli/`` passes ``os.environ``."""
-    mcp_factory: ClientFactory | None = None
-    """Opens MCP clients (tests pass in-process servers); default: stdio / streamable HTTP."""
-    output_schema: dict[str, Any] | None = None
-    """A JSON Schema every turn's final message must match (``exec --output-schema``)."""
-    approval_callback: ApprovalCallback | None = None
-    """Answers approval requests (the terminal, a UI, a test); None denies every request."""
-    rules: RuleSet | None = None
-    """Command rules; None loads ``$home/rules/*.rules`` and ``<cwd>/.mini-codex/rules/*.rules``."""
-
-
-def _sandbox_from_config(config: Config) -> SandboxPolicy:
-    match config.sandbox_mode:
-        case "read-only":
-            return SandboxPolicy.read_only()
-        case "danger-full-access":
-            return SandboxPolicy.danger_full_access()
-        case "workspace-write":
-            settings = config.sandbox_workspace_write
-            return SandboxPolicy.workspace_write(
-                tuple(settings.writable_roots),
-                network_access=settings.network_access,
-                exclude_tmpdir_env_var=settings.exclude_tmpdir_env_var,
-                exclude_slash_tmp=settings.exclude_slash_tmp,
-            )
+__all__ = [
+    "EmptyInputError",
+    "ExpectedTurnMismatchError",
+    "NoActiveTurnError",
+    "Session",
+    "SessionServices",
+    "SessionSettings",
+]
 
 
 class Session:
-    def __init__(self, options: SessionOptions, task_group: TaskGroup) -> None:
-        self.options = options
-        self.config = options.config
-        self.model = options.model or options.config.model
-        self.sandbox = options.sandbox or _sandbox_from_config(options.config)
-        self.approval_policy: ApprovalPolicy = (
-            options.approval_policy or options.config.approval_policy
-        )
-        self.base_instructions = options.base_instructions or default_base_instructions()
-        self.cwd = options.cwd.resolve()
+    def __init__(
+        self, settings: SessionSettings, services: SessionServices, task_group: TaskGroup
+    ) -> None:
+        self.settings = settings
+        self.config = settings.config
+        self.model = settings.model
+        self.sandbox = settings.sandbox
+        self.approval_policy = settings.approval_policy
+        self.base_instructions = settings.base_instructions
+        self.cwd = settings.cwd
+        self.client: ModelClient = services.client
+        self.on_request: Callable[[Prompt], None] | None = services.on_request
+        self._on_event = services.on_event
+        self._mcp_factory = services.mcp_factory
+        self._retry = services.retry
         self._tg = task_group
         self._subscribers: list[MemoryObjectSendStream[SessionEvent]] = []
         self.history = ContextManager()
@@ -205,72 +90,56 @@ class Session:
         self.rollout_path: Path | None = None
         self.session_id = ""
         self.recording = Recording(self.history, None, self._emit)
-        self.recording.tool_output_token_limit = options.config.tool_output_token_limit
+        self.recording.tool_output_token_limit = settings.config.tool_output_token_limit
         self.recording.model = self.model
         self.state = TurnState(self.recording, checkpoint=self._maybe_checkpoint)
-        tools = (
-            options.tools
-            if options.tools is not None
-            else default_tools(
-                options.config, unified_exec=uses_unified_exec(options.config, options.client)
-            )
-        )
-        self._closeable_tools = [entry.tool for entry in tools if hasattr(entry.tool, "aclose")]
+        self._closeable_tools = [
+            entry.tool for entry in services.tools if hasattr(entry.tool, "aclose")
+        ]
         self.hooks = Hooks(
-            options.config.hooks,
-            options.config.notify,
+            settings.config.hooks,
+            settings.config.notify,
             cwd=self.cwd,
-            env=options.env,
-            shell=options.shell,
+            env=settings.env,
+            shell=settings.shell,
             session_id=lambda: self.session_id,
-            on_warning=lambda message: self._emit(WarningEvent(message=message)),
-        )
-        self.services = StepServices(
-            scanner=WorkspaceScanner(self.cwd),
-            agents_md=AgentsMdCache(),
-            agents_md_config=AgentsMdConfig(
-                max_bytes=options.config.project_doc_max_bytes,
-                root_markers=tuple(options.config.project_root_markers),
-            ),
-            tools=tools,
-            extensions=options.extensions,
-            persist_cap=options.config.workspace.persist_cap,
-            render_cap=options.config.workspace.render_cap,
-            probe=options.capture_probe,
-            on_warning=lambda message: self._emit(WarningEvent(message=message)),
-            user_instructions=global_agents_md(options.home),
-            wrap_tool=self.hooks.wrap if self.hooks.wraps_tools else None,
+            on_warning=self._warn,
         )
         self.approvals = SessionApprovals(
             self.recording,
-            rules=options.rules
-            if options.rules is not None
-            else load_rule_files(options.home, self.cwd),
-            callback=options.approval_callback,
+            rules=services.rules,
+            callback=services.approval_callback,
             on_abort=self.interrupt,
         )
-        self.services.approvals = self.approvals
-        self.mcp: McpRuntime | None = None
-        self._retry = RetryPolicy(
-            max_retries=self._provider_stream_retries(),
+        self.capture = replace(
+            services.capture,
+            tools=services.tools,
+            on_warning=self._warn,
+            wrap_tool=self.hooks.wrap if self.hooks.wraps_tools else None,
+            approvals=self.approvals,
         )
+        """What every step capture reads (tests may replace it between steps)."""
+        self.caches = CaptureCaches(scanner=WorkspaceScanner(self.cwd))
+        """What step captures keep across steps (the workspace scanner, AGENTS.md cache, …)."""
+        self.mcp: McpRuntime | None = None
         self._active: anyio.CancelScope | None = None
         self._active_turn_id = ""
         self._turn_done: anyio.Event | None = None
         self._closing = False
 
-    def _provider_stream_retries(self) -> int:
-        provider = self.config.model_providers.get(self.config.model_provider)
-        return provider.stream_max_retries if provider is not None else 5
+    def _warn(self, message: str) -> None:
+        self._emit(WarningEvent(message=message))
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, options: SessionOptions) -> AsyncIterator[Session]:
+    async def open(
+        cls, settings: SessionSettings, services: SessionServices
+    ) -> AsyncIterator[Session]:
         try:
             async with anyio.create_task_group() as task_group:
-                session = cls(options, task_group)
+                session = cls(settings, services, task_group)
                 await session._start()
                 try:
                     yield session
@@ -284,62 +153,26 @@ class Session:
                 raise group.exceptions[0] from None
             raise
 
-    async def _start_mcp(self) -> None:
-        """Start the configured MCP servers in the background; fail fast on ``required`` ones."""
-        servers = {name: c for name, c in self.config.mcp_servers.items() if c.enabled}
-        if not servers:
-            return
-        from mini_codex.mcp.cache import CACHE_DIR_NAME, CatalogCache
-        from mini_codex.mcp.client import StdioHttpClientFactory
-        from mini_codex.mcp.runtime import McpRuntime
-
-        runtime = McpRuntime(
-            servers,
-            factory=self.options.mcp_factory or StdioHttpClientFactory(self.options.environ),
-            cache=CatalogCache(self.options.home / CACHE_DIR_NAME),
-            grace_s=self.config.mcp_optional_startup_grace_ms / 1000,
-        )
-        await self._tg.start(runtime.run)
-        self.mcp = self.services.mcp = runtime
-        try:
-            await runtime.wait_for_required()
-        except McpError:
-            with anyio.CancelScope(shield=True):
-                await runtime.aclose()
-            raise
-
     async def _start(self) -> None:
-        options = self.options
-        await self._start_mcp()
-        recorder_options = RecorderOptions(
-            fsync_at_turn_end=self.config.rollout.fsync_at_turn_end,
-            fsync_on_shutdown=self.config.rollout.fsync_on_shutdown,
-            checkpoint_every_items=self.config.rollout.checkpoint_every_items,
-            checkpoint_every_bytes=self.config.rollout.checkpoint_every_bytes,
-            checkpoint_min_ratio=self.config.rollout.checkpoint_min_ratio,
-        )
+        options = self.settings
+        # MCP servers start in the background; a ``required`` one that cannot start fails here.
+        self.mcp = await start_mcp(options, self._mcp_factory, self._tg)
         resumed = options.resume_path is not None
         if options.resume_path is not None:
-            self._restore(options.resume_path)
+            self.session_id = restore_session(
+                options.resume_path,
+                self.history,
+                self.state,
+                self.approvals,
+                base_instructions=self.base_instructions,
+                model=self.model,
+            )
             self.rollout_path = options.resume_path
-            self.recorder = RolloutRecorder(options.resume_path, options=recorder_options)
+            self.recorder = RolloutRecorder(
+                options.resume_path, options=recorder_options(self.config)
+            )
         else:
-            now = options.clock()
-            self.session_id = new_thread_id(int(now.timestamp() * 1000), os.urandom(10))
-            if options.persist:
-                self.rollout_path = rollout_path(options.home, now, self.session_id)
-                meta = SessionMeta(
-                    id=self.session_id,
-                    session_id=self.session_id,
-                    timestamp=now.isoformat(),
-                    cwd=str(self.cwd),
-                    originator="mini_codex",
-                    cli_version=__version__,
-                    model_provider=self.config.model_provider,
-                )
-                self.recorder = RolloutRecorder(
-                    self.rollout_path, session_meta=meta, options=recorder_options
-                )
+            self.session_id, self.rollout_path, self.recorder = new_rollout(options)
         if self.recorder is not None:
             await self.recorder.start(self._tg)
         self.recording.recorder = self.recorder
@@ -353,50 +186,6 @@ class Session:
             )
         )
         await self.hooks.session_start("resume" if resumed else "startup")
-
-    def _restore(self, path: Path) -> None:
-        state = load_resume_state(path)
-        meta = state.session_meta
-        self.session_id = meta.thread_id if meta is not None else path.stem
-        self.history.replace(state.history)
-        if state.world_state is not None:
-            self.history.set_world_state_baseline(WorldStateSnapshot.from_json(state.world_state))
-            # Commands approved for the session stay approved when it is resumed.
-            permissions = state.world_state.get("permissions")
-            saved = (
-                permissions.get("approved_command_prefixes")
-                if isinstance(permissions, dict)
-                else None
-            )
-            for prefix in saved if isinstance(saved, list) else []:
-                if isinstance(prefix, list):
-                    self.approvals.approve_prefix([str(word) for word in prefix])
-        self.state.reference_context = state.reference_context
-        settings = state.previous_turn_settings
-        self.state.previous_model = settings.model if settings is not None else None
-        self.state.window = state.window
-        self._restore_tokens(path)
-
-    def _restore_tokens(self, path: Path) -> None:
-        """Token totals and the active context tokens survive a resume (the newest
-        ``token_count``; the context is estimated from the history when none says it)."""
-        info = last_token_info(path)
-        totals = info.get("total_token_usage") if info is not None else None
-        if isinstance(totals, dict):
-            for key in TokenTotals.__dataclass_fields__:
-                value = totals.get(key)
-                if isinstance(value, int) and not isinstance(value, bool):
-                    setattr(self.state.session_tokens, key, value)
-        active = info.get("context_tokens") if info is not None else None
-        last = info.get("last_token_usage") if info is not None else None
-        if not isinstance(active, int) and isinstance(last, dict):
-            active = last.get("total_tokens")
-        if isinstance(active, int) and not isinstance(active, bool):
-            self.state.context_tokens = active
-        else:
-            self.state.context_tokens = estimate_context_tokens(
-                self.base_instructions, (), self.history.for_prompt(), self.model
-            )
 
     @property
     def window(self) -> WindowInfo:
@@ -432,8 +221,8 @@ class Session:
         return receive
 
     def _emit(self, event: SessionEvent) -> None:
-        if self.options.on_event is not None:
-            self.options.on_event(event)
+        if self._on_event is not None:
+            self._on_event(event)
         for stream in self._subscribers:
             try:
                 stream.send_nowait(event)
@@ -449,15 +238,16 @@ class Session:
     def new_turn_context(
         self, turn_id: str | None = None, output_schema: dict[str, Any] | None = None
     ) -> TurnContext:
-        now = self.options.clock()
+        settings = self.settings
+        now = settings.clock()
         session_ctx = SessionContext(
             session_id=self.session_id,
-            home=self.options.home,
+            home=settings.home,
             config=self.config,
-            shell=self.options.shell,
-            env=self.options.env,
+            shell=settings.shell,
+            env=settings.env,
             approvals=self.approvals,
-            never_writable=(self.options.home,),
+            never_writable=(settings.home,),
         )
         return TurnContext(
             session=session_ctx,
@@ -468,11 +258,11 @@ class Session:
             sandbox=self.sandbox,
             cwd=self.cwd,
             current_date=now.strftime("%Y-%m-%d"),
-            timezone=self.options.timezone,
+            timezone=settings.timezone,
             environments=(EnvironmentSelection(id="local", cwd=self.cwd),),
             reasoning_effort=self.config.model_reasoning_effort,
             reasoning_summary=self.config.model_reasoning_summary,
-            output_schema=output_schema or self.options.output_schema,
+            output_schema=output_schema or settings.output_schema,
         )
 
     async def run_turn(
@@ -486,11 +276,15 @@ class Session:
         Turns run one at a time: while another turn runs (or is finishing), this waits for it.
         ``output_schema`` (a JSON Schema) is sent with this turn's requests.
         """
+        await self._after_running_turn()
+        return await self._run_turn(*self._claim_turn(text), output_schema=output_schema)
+
+    async def _after_running_turn(self) -> None:
+        """Wait for the running turn (or compaction) to finish; refused while shutting down."""
         while self._turn_done is not None and self._active is not None:
             await self._turn_done.wait()
         if self._closing:
             raise MiniCodexError("the session is shutting down")
-        return await self._run_turn(*self._claim_turn(text), output_schema=output_schema)
 
     def _claim_turn(
         self, text: str | Sequence[ResponseItem]
@@ -538,10 +332,12 @@ class Session:
 
     def _deps(self) -> TurnDeps:
         return TurnDeps(
-            services=self.services,
-            client=self.options.client,
+            capture=lambda: self.capture,
+            caches=self.caches,
+            client=self.client,
             retry=self._retry,
-            on_request=self.options.on_request,
+            on_request=self.on_request,
+            mcp=self.mcp,
         )
 
     async def compact(self) -> str | None:
@@ -553,10 +349,7 @@ class Session:
         (spec §8.4). Emits ``context_compacted`` and the long-threads warning; returns the
         summary, or None when the compaction failed (an ``error`` event says why).
         """
-        while self._turn_done is not None and self._active is not None:
-            await self._turn_done.wait()
-        if self._closing:
-            raise MiniCodexError("the session is shutting down")
+        await self._after_running_turn()
         scope = anyio.CancelScope()
         done = anyio.Event()
         self._active, self._active_turn_id, self._turn_done = scope, str(uuid.uuid4()), done
@@ -604,21 +397,4 @@ class Session:
     # --- checkpoints -------------------------------------------------------------------------
 
     async def _maybe_checkpoint(self) -> None:
-        recorder = self.recorder
-        if recorder is None or not recorder.checkpoint_due():
-            return
-        baseline = self.history.world_state_baseline
-        settings = (
-            PreviousTurnSettings(
-                model=self.state.previous_model, comp_hash=None, realtime_active=None
-            )
-            if self.state.previous_model is not None
-            else None
-        )
-        await recorder.write_checkpoint(
-            self.history.items,
-            baseline.to_json() if baseline is not None else None,
-            self.state.reference_context,
-            settings,
-            self.state.window,
-        )
+        await checkpoint_if_due(self.recorder, self.history, self.state)

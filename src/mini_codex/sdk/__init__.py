@@ -9,20 +9,41 @@
 
 Items and events are the ``exec --json`` objects of ``mini_codex.protocol.exec_events``, made
 by the same mapper as the CLI (``runtime/exec_events.py``). Every failure (a failed turn, a bad
-setting, a final message that does not match ``output_schema``) is raised as ``CodexError``.
+setting, a final message that does not match ``output_schema``) is raised as a ``CodexError``
+subclass that is also the library error it stands for (``sdk/errors.py``): ``CodexConfigError``
+is a ``ConfigError``, ``TurnFailedError`` a failed turn, and so on.
 """
 
 from mini_codex.protocol.exec_events import ExecEvent, ExecItem, Usage
 from mini_codex.sdk.codex import Codex
-from mini_codex.sdk.thread import CodexError, StreamedTurn, Thread, Turn
+from mini_codex.sdk.errors import (
+    CodexConfigError,
+    CodexError,
+    CodexImageError,
+    CodexInputError,
+    CodexMcpError,
+    CodexOutputSchemaError,
+    CodexResumeRefusedError,
+    CodexRolloutError,
+    TurnFailedError,
+)
+from mini_codex.sdk.thread import StreamedTurn, Thread, Turn
 
 __all__ = [
     "Codex",
+    "CodexConfigError",
     "CodexError",
+    "CodexImageError",
+    "CodexInputError",
+    "CodexMcpError",
+    "CodexOutputSchemaError",
+    "CodexResumeRefusedError",
+    "CodexRolloutError",
     "ExecEvent",
     "ExecItem",
     "StreamedTurn",
     "Thread",
     "Turn",
+    "TurnFailedError",
     "Usage",
 ]

@@ -1,45 +1,57 @@
-"""``Codex``: the SDK's entry point (configuration, model client, threads)."""
+"""``Codex``: the SDK's entry point (configuration, model client, threads).
+
+Sessions are assembled by ``mini_codex.host`` exactly as for the CLI: one config loader, one
+model-client builder, one ``SessionSpec`` → ``ResolvedSession`` step (so a thread refuses what
+``exec`` refuses, with the same error class), and the machine's shell and timezone.
+"""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mini_codex.config import Config, ModelProviderConfig, load_config
+from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
+from mini_codex.host import (
+    Credentials,
+    HostEnvironment,
+    SessionSpec,
+    find_rollout,
+    import_codex_rollout,
+    load_host_config,
+    read_recorded,
+    resolve_session,
+    resume_cwd,
+)
 from mini_codex.models.base import ModelClient
-from mini_codex.models.registry import provider_for_wire_api, resolve_model
-from mini_codex.sdk.thread import CodexError, Thread, ThreadOptions
+from mini_codex.protocol.session_events import SessionEvent
+from mini_codex.sdk.errors import codex_error
+from mini_codex.sdk.thread import Thread, ThreadOptions
+
+if TYPE_CHECKING:
+    from mini_codex.host import Session
 
 __all__ = ["Codex"]
 
 
-@dataclass(frozen=True)
-class _Connection:
-    api_key: str | None
-    base_url: str | None
-    organization: str | None = None
-    project: str | None = None
-
-
 class Codex:
     """``Codex(home=None, *, api_key=None, base_url=None, organization=None, project=None,
-    codex_home=None, **config_overrides)``.
+    codex_home=None, env=None, model_client=None, profile=None, **config_overrides)``.
 
     ``home`` holds ``config.toml`` and the sessions (default ``~/.mini-codex``; the SDK reads no
     environment variables). ``config_overrides`` are config keys laid over the file
-    (``model="gpt-5.1-codex"``, ``sandbox_mode="read-only"``, ``mcp_servers={...}``).
-    ``api_key`` / ``base_url`` / ``organization`` / ``project`` configure the OpenAI provider
+    (``model="gpt-5.1-codex"``, ``sandbox_mode="read-only"``, ``mcp_servers={...}``); ``profile``
+    selects a ``[profiles.NAME]`` table, as ``--profile`` does.
+    ``api_key`` / ``base_url`` / ``organization`` / ``project`` configure the model provider
     (nothing is read from ``OPENAI_API_KEY`` or ``OPENAI_ORG_ID``: pass them, e.g.
     ``api_key=os.environ["OPENAI_API_KEY"]``). ``codex_home`` (default ``~/.codex``) is searched by
     ``resume_thread`` for Codex CLI sessions. ``env`` is the environment of the agent's
     commands. ``model_client`` (e.g. a ``mini_codex.testing.ScriptedModel``) serves every run
     instead of a client built from the config; its owner closes it. A ``scripted:PATH`` model is
-    loaded once per ``Codex``, so successive runs continue the same script.
+    loaded once per ``Codex``, so successive runs continue the same script. The model is told
+    the machine's shell (the user's login shell) and timezone.
     """
 
     def __init__(
@@ -53,60 +65,76 @@ class Codex:
         codex_home: str | Path | None = None,
         env: Mapping[str, str] | None = None,
         model_client: ModelClient | None = None,
+        profile: str | None = None,
         **config_overrides: Any,
     ) -> None:
         self.home = Path(home).expanduser() if home is not None else Path.home() / ".mini-codex"
         self.codex_home = (
             Path(codex_home).expanduser() if codex_home is not None else Path.home() / ".codex"
         )
-        self._connection = _Connection(api_key, base_url, organization, project)
         self._overrides = dict(config_overrides)
+        self._profile = profile
         self._model_client = model_client
         self._scripted: dict[str, ModelClient] = {}
         self.env: Mapping[str, str] = dict(env or {})
         """The environment of the agent's commands (the SDK does not read ``os.environ``; pass
         e.g. ``{"PATH": ...}``; empty means the shell's defaults)."""
+        self.host = HostEnvironment.of_machine(
+            self.home,
+            child_env=self.env,
+            credentials=Credentials(api_key, base_url, organization, project),
+            codex_home=self.codex_home,
+        )
+        """What sessions take from this process (the machine's shell and timezone)."""
 
     # --- configuration -----------------------------------------------------------------------
 
     def config(self, **thread_overrides: Any) -> Config:
         """The effective config: ``home/config.toml``, the constructor's and the thread's keys."""
-        path = self.home / "config.toml"
+        extra = {**self._overrides, **{k: v for k, v in thread_overrides.items() if v}}
         try:
-            text = path.read_text(encoding="utf-8") if path.is_file() else None
-            extra = {**self._overrides, **{k: v for k, v in thread_overrides.items() if v}}
-            return load_config(text, source=str(path), extra=extra)
-        except (OSError, MiniCodexError) as exc:
-            raise CodexError(str(exc)) from None
+            return load_host_config(self.home, profile=self._profile, extra=extra)
+        except MiniCodexError as exc:
+            raise codex_error(exc) from exc
 
-    def model_client(self, model: str, config: Config) -> tuple[ModelClient, bool]:
-        """The client for ``model`` and whether the caller owns (closes) it."""
+    def _lent_client(
+        self, model: str, config: Config, make: Callable[[], ModelClient]
+    ) -> ModelClient | None:
+        """The client a run borrows (``model_client``, a ``scripted:`` script); None: the run's
+        own, made and closed by ``host.open_session``."""
         if self._model_client is not None:
-            return self._model_client, False
+            return self._model_client
         if model.startswith("scripted:"):
             if model not in self._scripted:
-                self._scripted[model] = self._new_client(model, config)
-            return self._scripted[model], False
-        return self._new_client(model, config), True
+                self._scripted[model] = make()
+            return self._scripted[model]
+        return None
 
-    def _new_client(self, model: str, config: Config) -> ModelClient:
-        """The client for ``model`` (``scripted:PATH`` runs a script file offline)."""
+    @asynccontextmanager
+    async def _open(
+        self,
+        options: ThreadOptions,
+        rollout: Path | None,
+        on_event: Callable[[SessionEvent], None],
+    ) -> AsyncIterator[Session]:
+        """The ``ThreadOpener`` of this client's threads."""
+        from mini_codex.host import open_session
+
         try:
-            name = config.model_provider
-            table = config.model_providers.get(name)
-            default = provider_for_wire_api(table.wire_api) if table is not None else "openai"
-            resolved = resolve_model(model, default_provider=default)
-            if table is None and resolved.provider in ("openai", "chat"):
-                table = ModelProviderConfig(name="OpenAI", base_url=self._connection.base_url)
-            return resolved.create(
-                provider_name=name,
-                provider=table,
-                api_key=self._connection.api_key,
-                organization=self._connection.organization,
-                project=self._connection.project,
+            config = self.config()
+            spec = SessionSpec(
+                cwd=options.working_directory,
+                model=options.model,
+                sandbox=options.sandbox_mode,
+                approval=options.approval_policy,
+                resume=read_recorded(rollout) if rollout is not None else None,
             )
+            resolved = resolve_session(spec, config, self.host)
+            client = self._lent_client(resolved.model.model, config, resolved.model.create)
         except MiniCodexError as exc:
-            raise CodexError(str(exc)) from None
+            raise codex_error(exc) from exc
+        async with open_session(resolved, self.host, client=client, on_event=on_event) as session:
+            yield session
 
     # --- threads -----------------------------------------------------------------------------
 
@@ -122,7 +150,7 @@ class Codex:
         """A new thread; it starts (and gets its ``id``) with its first ``run``."""
         del skip_git_repo_check  # accepted for Codex compatibility: no repository check here
         return Thread(
-            self,
+            self._open,
             ThreadOptions(
                 working_directory=Path(working_directory or Path.cwd()).resolve(),
                 model=model,
@@ -142,52 +170,23 @@ class Codex:
     ) -> Thread:
         """A recorded thread: an id (or prefix) of ours or of the Codex CLI, or a rollout path.
 
-        A Codex CLI rollout is copied into ``home`` first (the Codex file is never written)."""
-        path = self._find_rollout(thread_id)
-        if not path.resolve().is_relative_to(self.home.resolve()):
-            path = self._import_rollout(path)
-        from mini_codex.rollout.resume import read_session_meta
-
+        A Codex CLI rollout is copied into ``home`` first (the Codex file is never written).
+        Without ``working_directory`` it runs where it was recorded; a thread recorded in the
+        home directory or ``/`` is refused (``CodexResumeRefusedError``), as ``resume`` does."""
         try:
-            meta = read_session_meta(path)
+            found = find_rollout(thread_id, [self.home, self.codex_home], what="thread")
+            path = import_codex_rollout(found, self.home)
+            recorded = read_recorded(path)
+            given = Path(working_directory) if working_directory is not None else None
+            cwd = resume_cwd(
+                given, recorded.cwd, process_cwd=self.host.cwd, user_home=self.host.user_home
+            )
         except MiniCodexError as exc:
-            raise CodexError(str(exc)) from None
-        recorded_cwd = Path(meta.cwd) if meta is not None and meta.cwd else None
-        cwd = working_directory or (
-            recorded_cwd if recorded_cwd is not None and recorded_cwd.is_dir() else Path.cwd()
-        )
+            raise codex_error(exc) from exc
         options = ThreadOptions(
-            working_directory=Path(cwd).resolve(),
+            working_directory=cwd.resolve(),
             model=model,
             sandbox_mode=sandbox_mode,
             approval_policy=approval_policy,
         )
-        return Thread(self, options, rollout=path, thread_id=meta.thread_id if meta else None)
-
-    def _find_rollout(self, target: str) -> Path:
-        path = Path(target).expanduser()
-        if path.is_file():
-            return path
-        from mini_codex.rollout.index import SessionIndex
-
-        for home in (self.home, self.codex_home):
-            if not (home / "sessions").is_dir():
-                continue
-            index = SessionIndex(home)
-            index.refresh()
-            found = index.find(target)
-            if len(found) > 1:
-                ids = ", ".join(info.id for info in found[:5])
-                raise CodexError(f"{target!r} matches several threads ({ids}); give more of it")
-            if found:
-                return Path(found[0].path)
-        raise CodexError(f"no thread or rollout file matches {target!r}")
-
-    def _import_rollout(self, source: Path) -> Path:
-        day = datetime.now().astimezone()
-        folder = self.home / "sessions" / f"{day:%Y}" / f"{day:%m}" / f"{day:%d}"
-        target = folder / source.name
-        if not target.exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-        return target
+        return Thread(self._open, options, rollout=path, thread_id=recorded.thread_id)

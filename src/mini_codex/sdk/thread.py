@@ -1,15 +1,17 @@
 """``Thread`` (one conversation) and ``Turn`` (the result of one ``run``).
 
-Each ``run`` opens a ``runtime.Session`` in the caller's event loop, runs one turn and closes it;
-the next ``run`` resumes the same rollout, so a thread survives the process (``thread.id`` is the
-rollout's thread id, set once the first run started). Events come from the session through the
-one ``ExecEventMapper`` that ``exec --json`` uses.
+Each ``run`` opens a session in the caller's event loop through the thread's opener (``Codex``
+gives it one that goes through ``mini_codex.host``), runs one turn and closes it; the next ``run``
+resumes the same rollout, so a thread survives the process (``thread.id`` is the rollout's thread
+id, set once the first run started). Events come from the session through the one
+``ExecEventMapper`` that ``exec --json`` uses.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -30,22 +32,27 @@ from mini_codex.protocol.exec_events import (
     TurnFailed,
     Usage,
 )
+from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.exec_events import ExecEventMapper
-from mini_codex.runtime.output_schema import check_schema, final_message_error
+from mini_codex.runtime.output_schema import OutputSchemaError, check_schema, final_message_error
+from mini_codex.sdk.errors import CodexError, CodexInputError, TurnFailedError, codex_error
 from mini_codex.tools.images import image_data_url
 
 if TYPE_CHECKING:
-    from mini_codex.runtime.session import Session
-    from mini_codex.sdk.codex import Codex
+    from mini_codex.host import Session
 
-__all__ = ["CodexError", "Input", "StreamedTurn", "Thread", "ThreadOptions", "Turn"]
+__all__ = [
+    "CodexError",
+    "Input",
+    "StreamedTurn",
+    "Thread",
+    "ThreadOpener",
+    "ThreadOptions",
+    "Turn",
+]
 
 Input: TypeAlias = str | Sequence[Mapping[str, Any]]
 """A prompt, or parts: ``{"type": "text", "text": ...}`` / ``{"type": "local_image", "path"}``."""
-
-
-class CodexError(MiniCodexError):
-    """Everything the SDK raises: a failed turn (its message), bad settings, a schema mismatch."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,14 @@ class ThreadOptions:
     model: str | None = None
     sandbox_mode: str | None = None
     approval_policy: str | None = None
+
+
+ThreadOpener = Callable[
+    [ThreadOptions, Path | None, Callable[[SessionEvent], None]],
+    AbstractAsyncContextManager["Session"],
+]
+"""Opens the session of one run: the thread's options, the rollout to resume (None: a new
+thread), the event callback."""
 
 
 @dataclass(frozen=True)
@@ -84,13 +99,13 @@ def _turn_input(value: Input) -> str | list[ResponseItem]:
             case "local_image":
                 parts.append(InputImage(image_url=image_data_url(Path(str(part.get("path"))))))
             case other:
-                raise CodexError(f"unknown input part type {other!r} (text, local_image)")
+                raise CodexInputError(f"unknown input part type {other!r} (text, local_image)")
     return [Message(role="user", content=parts)]
 
 
 @dataclass
 class _Outcome:
-    error: str | None = None
+    error: MiniCodexError | None = None
     final_message: str | None = None
     failed: str | None = None
 
@@ -100,13 +115,13 @@ class Thread:
 
     def __init__(
         self,
-        codex: Codex,
+        opener: ThreadOpener,
         options: ThreadOptions,
         *,
         rollout: Path | None = None,
         thread_id: str | None = None,
     ) -> None:
-        self._codex = codex
+        self._opener = opener
         self._options = options
         self._rollout = rollout
         self._id = thread_id
@@ -141,14 +156,14 @@ class Thread:
                 case _:
                     pass
         if failure is not None:
-            raise CodexError(failure)
+            raise TurnFailedError(failure)
         final = next(
             (item.text for item in reversed(items) if isinstance(item, AgentMessageItem)), None
         )
         if output_schema is not None:
             problem = final_message_error(final, output_schema)
             if problem is not None:
-                raise CodexError(problem)
+                raise codex_error(OutputSchemaError(problem))
         return Turn(final_response=final or "", items=items, usage=usage)
 
     def run_sync(self, input: Input, *, output_schema: dict[str, Any] | None = None) -> Turn:
@@ -168,8 +183,11 @@ class Thread:
             try:
                 check_schema(output_schema, source="output_schema")
             except MiniCodexError as exc:
-                raise CodexError(str(exc)) from None
-        turn_input = _turn_input(input)
+                raise codex_error(exc) from exc
+        try:
+            turn_input = _turn_input(input)
+        except MiniCodexError as exc:
+            raise codex_error(exc) from exc
         return StreamedTurn(events=self._events(turn_input, output_schema))
 
     async def _events(
@@ -197,7 +215,7 @@ class Thread:
         if closed:
             return
         if outcome.error is not None:
-            raise CodexError(outcome.error)
+            raise codex_error(outcome.error) from outcome.error
 
     async def _drive(
         self,
@@ -206,8 +224,6 @@ class Thread:
         send: MemoryObjectSendStream[ExecEvent],
         outcome: _Outcome,
     ) -> None:
-        from mini_codex.runtime.session import Session, SessionOptions
-
         mapper = ExecEventMapper()
 
         def on_event(event: Any) -> None:
@@ -219,35 +235,12 @@ class Thread:
 
         async with send:
             try:
-                codex, options = self._codex, self._options
-                config = codex.config(
-                    sandbox_mode=options.sandbox_mode, approval_policy=options.approval_policy
-                )
-                model = options.model or config.model
-                client, owned = codex.model_client(model, config)
-            except CodexError as exc:
-                outcome.error = str(exc)
-                return
-            session_options = SessionOptions(
-                cwd=options.working_directory,
-                home=codex.home,
-                client=client,
-                config=config,
-                model="scripted" if model.startswith("scripted:") else model,
-                env=codex.env,
-                resume_path=self._rollout,
-                on_event=on_event,
-            )
-            try:
-                async with Session.open(session_options) as session:
+                async with self._opener(self._options, self._rollout, on_event) as session:
                     self._rollout = session.rollout_path
                     self._id = session.session_id
                     self._session = session
                     await session.run_turn(turn_input, output_schema=output_schema)
             except MiniCodexError as exc:
-                outcome.error = str(exc)
+                outcome.error = exc
             finally:
                 self._session = None
-                if owned:
-                    with anyio.CancelScope(shield=True):
-                        await client.aclose()

@@ -51,7 +51,7 @@ from mini_codex.tui.sessions import recent_sessions
 from mini_codex.tui.transcript import Transcript
 
 if TYPE_CHECKING:
-    from mini_codex.runtime.session import Session
+    from mini_codex.host import Session
 
 QUIT_WINDOW_S = 2.0
 
@@ -375,7 +375,7 @@ class MiniCodexApp(App[None]):
             session = self.session
             if session is None:
                 return ()
-            self._files = session.services.scanner.scan().sorted_paths()
+            self._files = session.caches.scanner.scan().sorted_paths()
         return self._files
 
     async def on_composer_menu_key(self, message: Composer.MenuKey) -> None:

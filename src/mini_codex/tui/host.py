@@ -19,7 +19,7 @@ from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
 
 if TYPE_CHECKING:
-    from mini_codex.runtime.session import Session
+    from mini_codex.host import Session
 
 PICK = "pick"
 """A target that asks the person to pick a recorded session first."""

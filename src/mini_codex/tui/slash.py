@@ -17,7 +17,7 @@ from rich.text import Text
 from mini_codex.tui.cells import patch_text, token_status
 
 if TYPE_CHECKING:
-    from mini_codex.runtime.session import Session
+    from mini_codex.host import Session
 
 APPROVAL_POLICIES = ("untrusted", "on-failure", "on-request", "never")
 AGENTS_MD_SKELETON = """\

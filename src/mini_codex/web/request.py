@@ -53,7 +53,7 @@ def _tools(world_state: JsonObject | None) -> tuple[list[dict[str, Any]] | None,
         return None, "not recorded"
     names = [name.strip() for name in listing[len(_BUILTIN_PREFIX) :].split(",")]
     from mini_codex.config import Config
-    from mini_codex.runtime.session import default_tools
+    from mini_codex.host.assemble import default_tools
 
     specs = {
         entry.tool.spec.name: entry.tool.spec.to_responses_tool()

@@ -42,9 +42,16 @@ from __future__ import annotations
 
 import enum
 import itertools
-import math
 import operator
-from typing import Any, TypeAlias
+from typing import Any
+
+from mini_codex.jsonmerge.equality import (
+    Json,
+    JsonObject,
+    arrays_equal,
+    floats_equal,
+    json_equal,
+)
 
 __all__ = [
     "Json",
@@ -54,12 +61,6 @@ __all__ = [
     "json_equal",
     "strip_null_fields",
 ]
-
-Json: TypeAlias = bool | int | float | str | list["Json"] | dict[str, "Json"] | None
-"""A JSON value as produced by ``json.loads``."""
-
-JsonObject: TypeAlias = dict[str, Json]
-"""A JSON object."""
 
 # The private walkers below take ``Any``: they dispatch on ``type(x) is dict`` (exact and faster
 # than isinstance), which mypy cannot use for narrowing. The public functions are fully typed.
@@ -72,90 +73,6 @@ class _Missing(enum.Enum):
 
 
 _MISSING = _Missing.MISSING
-
-
-# --------------------------------------------------------------------------------------------
-# Equality
-
-
-def json_equal(a: Json, b: Json) -> bool:
-    """Return whether ``a`` and ``b`` are the same JSON value.
-
-    Unlike ``==``, this tells ``true`` from ``1`` and ``1`` from ``1.0`` (and ``0.0`` from
-    ``-0.0``), because they serialize differently. Object member order is ignored, array order
-    is not. Identical objects compare equal without being walked.
-    """
-    return a is b or _equal(a, b)
-
-
-def _equal(a: Any, b: Any) -> bool:
-    kind = type(a)
-    if kind is not type(b):
-        return False
-    if kind is dict:
-        return _objects_equal(a, b)
-    if kind is list:
-        return _arrays_equal(a, b)
-    if kind is float:
-        return _floats_equal(a, b)
-    return bool(a == b)
-
-
-def _floats_equal(a: float, b: float) -> bool:
-    # -0.0 == 0.0 in Python, but they are different JSON texts.
-    return a == b and (a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b))
-
-
-def _objects_equal(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    if len(a) != len(b):
-        return False
-    get = b.get
-    for key, value in a.items():
-        other = get(key, _MISSING)
-        if value is other:
-            continue
-        kind = type(value)
-        if kind is not type(other):
-            return False  # also when the key is missing from b
-        if kind is dict:
-            if not _objects_equal(value, other):
-                return False
-        elif kind is list:
-            if not _arrays_equal(value, other):
-                return False
-        elif kind is float:
-            if not _floats_equal(value, other):
-                return False
-        elif value != other:
-            return False
-    return True
-
-
-def _arrays_equal(a: list[Any], b: list[Any]) -> bool:
-    if len(a) != len(b):
-        return False
-    for value, other in zip(a, b, strict=True):
-        if value is other:
-            continue
-        kind = type(value)
-        if kind is not type(other):
-            return False
-        if kind is dict:
-            if not _objects_equal(value, other):
-                return False
-        elif kind is list:
-            if not _arrays_equal(value, other):
-                return False
-        elif kind is float:
-            if not _floats_equal(value, other):
-                return False
-        elif value != other:
-            return False
-    return True
-
-
-# --------------------------------------------------------------------------------------------
-# Create
 
 
 class _NullMemberError(Exception):
@@ -265,10 +182,10 @@ def _diff_members(
                     changed.append((key, patch))
                 continue
             if kind is list:
-                if _arrays_equal(previous, value):
+                if arrays_equal(previous, value):
                     continue
             elif kind is float:
-                if _floats_equal(previous, value):
+                if floats_equal(previous, value):
                     continue
             elif value == previous:
                 continue
