@@ -200,3 +200,27 @@ def test_turn_steer_adds_input_to_the_running_turn(tmp_path: Path) -> None:
     assert check_all(messages, methods) == []
     later = [r.body for r in server.requests[1:]]
     assert any("also this" in str(body["input"]) for body in later)
+
+
+def test_an_interrupt_right_after_turn_start_ends_the_turn_interrupted(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    server = _server()
+    try:
+        with mini_side(tmp_path / "home", server.url).start() as client:
+            client.initialize()
+            thread = _thread(client, work)
+            turn = _turn(client, thread, "thread 0: 5 commands")
+            assert client.request("turn/interrupt", {"threadId": thread, "turnId": turn}) == {}
+            done, _ = client.wait_method("turn/completed", timeout=60)
+            assert done["params"]["turn"]["status"] == "interrupted"
+            again = _turn(client, thread, "thread 0: 1 command")
+            done, _ = client.wait_method("turn/completed", timeout=60)
+            assert (done["params"]["turn"]["id"], done["params"]["turn"]["status"]) == (
+                again,
+                "completed",
+            )
+            messages, methods = list(client.messages), dict(client.sent_methods)
+    finally:
+        server.stop()
+    assert check_all(messages, methods) == []

@@ -47,6 +47,8 @@ class TurnRecord:
     error: JsonDict | None = None
     completed_at: float | None = None
     items: list[JsonDict] = field(default_factory=list)
+    interrupt_requested: bool = False
+    """``turn/interrupt`` came before the session's turn began: it never starts."""
 
     def to_json(self, *, with_items: bool = False) -> JsonDict:
         duration = (
@@ -206,7 +208,10 @@ class LiveThread:
             notifier.item_started(item)
             notifier.item_completed(item)
         try:
-            await action()
+            if turn.interrupt_requested:
+                notifier.aborted = True
+            else:
+                await action()
         except MiniCodexError as exc:
             notifier.turn_error = notifier.turn_error or str(exc)
         except Exception as exc:
@@ -244,4 +249,5 @@ class LiveThread:
         session, _ = self._require_session()
         if self.turn is None or self.turn.id != turn_id:
             raise RpcError(INVALID_REQUEST, f"turn {turn_id} is not running on thread {self.id}")
+        self.turn.interrupt_requested = True
         session.interrupt()
