@@ -257,6 +257,13 @@ def _register(argv: Sequence[str]) -> None:
             ui_command
         )
 
+    if only in (None, "app-server"):
+        from mini_codex.cli.app_server_cmd import app_server_command
+
+        app.command(
+            "app-server", help="Serve Codex's app-server JSON-RPC protocol (stdio or ws://)."
+        )(app_server_command)
+
 
 _COMMANDS = (
     "exec",
@@ -270,5 +277,6 @@ _COMMANDS = (
     "execpolicy",
     "ui",
     "exec-server",
+    "app-server",
 )
 _register(sys.argv)
