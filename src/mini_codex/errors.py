@@ -38,6 +38,7 @@ SDK's errors derive from both ``CodexError`` and the class they stand for.
     │           └── QuotaExceeded
     ├── McpError                   MCP servers (mcp.errors, as below)
     │   ├── McpStartupError
+    │   │   └── McpAuthError           the server wants an OAuth login (mcp.oauth)
     │   ├── McpUnavailableError
     │   ├── McpCallError
     │   └── CodexMcpError              (sdk.errors)

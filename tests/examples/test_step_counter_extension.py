@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from mini_codex.config import Config
+from mini_codex.host import SessionOptions, open_options
 from mini_codex.protocol import InputText, Message
-from mini_codex.runtime.session import Session, SessionOptions
 from mini_codex.testing import ScriptedModel, ScriptedResponse, assistant, function_call
 from mini_codex.world_state import EXTENSION_ENTRY_POINT_GROUP, load_extensions
 
@@ -88,7 +88,7 @@ async def test_the_section_appears_and_its_stores_survive_steps_and_turns(
     options = SessionOptions(
         cwd=work, home=home, client=model, config=Config(), extensions=extensions
     )
-    async with Session.open(options) as session:
+    async with open_options(options) as session:
         await session.run_turn("count my steps")
         await session.run_turn("and again")
         thread = session.session_id
