@@ -184,8 +184,10 @@ def _reasoning(payload: dict[str, Any]) -> bool:
     ) and ("id" not in payload or type(payload["id"]) in _STR_NONE)
 
 
-def _tool_call(argument: str) -> Callable[[dict[str, Any]], bool]:
-    """The check of a tool call whose input field is ``argument`` (``arguments``, ``input``)."""
+def _tool_call(argument: str, *optional: str) -> Callable[[dict[str, Any]], bool]:
+    """The check of a tool call whose input field is ``argument`` (``arguments``, ``input``),
+    with ``id`` and the ``optional`` fields each absent, a string or None."""
+    optional = ("id", *optional)
 
     def check(payload: dict[str, Any]) -> bool:
         try:
@@ -196,7 +198,7 @@ def _tool_call(argument: str) -> Callable[[dict[str, Any]], bool]:
             type(name) is str
             and type(value) is str
             and type(call_id) is str
-            and ("id" not in payload or type(payload["id"]) in _STR_NONE)
+            and all(key not in payload or type(payload[key]) in _STR_NONE for key in optional)
         )
 
     return check
@@ -218,7 +220,7 @@ Fields: TypeAlias = dict[str, tuple[Any, bool]]
 """Field name → (annotation, required): the fields a check was written for."""
 
 
-def _tool_call_fields(kind: str, argument: str) -> Fields:
+def _tool_call_fields(kind: str, argument: str, *optional: str) -> Fields:
     """The fields a :func:`_tool_call` check was written for."""
     return {
         "type": (Literal[kind], False),
@@ -226,6 +228,7 @@ def _tool_call_fields(kind: str, argument: str) -> Fields:
         argument: (str, True),
         "call_id": (str, True),
         "id": (_OPTIONAL_STR, False),
+        **dict.fromkeys(optional, (_OPTIONAL_STR, False)),
     }
 
 
@@ -258,8 +261,8 @@ _WRITTEN_FOR: dict[str, tuple[type[BaseModel], Fields, Callable[[dict[str, Any]]
     ),
     "function_call": (
         FunctionCall,
-        _tool_call_fields("function_call", "arguments"),
-        _tool_call("arguments"),
+        _tool_call_fields("function_call", "arguments", "namespace"),
+        _tool_call("arguments", "namespace"),
     ),
     "function_call_output": (
         FunctionCallOutput,
