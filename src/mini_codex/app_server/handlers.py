@@ -19,10 +19,11 @@ from anyio.abc import TaskGroup
 from mini_codex.app_server.history import parse_timestamp, thread_json, turns_of
 from mini_codex.app_server.params import Params, user_input
 from mini_codex.app_server.rpc import INVALID_REQUEST, Connection, RpcError
-from mini_codex.app_server.sessions import HostValues, ThreadSpec, sandbox_policy_for
+from mini_codex.app_server.sessions import HostValues, ThreadSpec
 from mini_codex.app_server.store import ThreadStore
 from mini_codex.app_server.threads import LiveThread
 from mini_codex.errors import MiniCodexError
+from mini_codex.host import sandbox_policy
 from mini_codex.protocol import message_text
 from mini_codex.rollout.index import SessionInfo
 
@@ -300,7 +301,7 @@ class ThreadHandlers:
         if approval is not None:
             session.approval_policy = approval
         if sandbox is not None:
-            policy = sandbox_policy_for(sandbox, session.config)
+            policy = sandbox_policy(sandbox, session.config)
             assert policy is not None
             session.sandbox = policy
         if model is not None:

@@ -29,14 +29,14 @@ from mini_codex.host import (
 from mini_codex.host.assemble import default_base_instructions
 from mini_codex.host.open import open_session
 from mini_codex.models.base import ModelClient
-from mini_codex.protocol.policy import ApprovalPolicy, SandboxMode, SandboxPolicy
+from mini_codex.protocol.policy import ApprovalPolicy, SandboxMode
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
 
 if TYPE_CHECKING:
     from mini_codex.host import Session
 
-__all__ = ["ClientPool", "HostValues", "ThreadSpec", "open_thread_session", "sandbox_policy_for"]
+__all__ = ["ClientPool", "HostValues", "ThreadSpec", "open_thread_session"]
 
 
 class ClientPool:
@@ -94,24 +94,6 @@ class ThreadSpec:
     developer_instructions: str | None = None
     resume_path: Path | None = None
     ephemeral: bool = False
-
-
-def sandbox_policy_for(mode: SandboxMode | None, config: Config) -> SandboxPolicy | None:
-    match mode:
-        case None:
-            return None
-        case "read-only":
-            return SandboxPolicy.read_only()
-        case "danger-full-access":
-            return SandboxPolicy.danger_full_access()
-        case "workspace-write":
-            settings = config.sandbox_workspace_write
-            return SandboxPolicy.workspace_write(
-                tuple(settings.writable_roots),
-                network_access=settings.network_access,
-                exclude_tmpdir_env_var=settings.exclude_tmpdir_env_var,
-                exclude_slash_tmp=settings.exclude_slash_tmp,
-            )
 
 
 def _instructions(spec: ThreadSpec) -> str | None:
