@@ -327,6 +327,30 @@ async def test_a_call_waiting_for_the_lock_is_aborted_too() -> None:
     ]
 
 
+async def test_a_call_into_a_left_out_mcp_server_is_answered_with_its_note() -> None:
+    """Whether the server failed before the capture (left out) or after (a call waits for it),
+    the model is told why; only a name no step knows is an "unsupported call"."""
+    note = "MCP server 'guarded' needs login: run `mini-codex mcp login guarded`"
+    async with anyio.create_task_group() as tg:
+        runtime = ToolCallRuntime(
+            ToolRouter.empty(), context_for, tg, unavailable={"mcp__guarded": note}
+        )
+        runtime.handle_tool_call(
+            FunctionCall(name="whoami", namespace="mcp__guarded", arguments="{}", call_id="c1")
+        )
+        runtime.handle_tool_call(function_call("mcp__guarded__whoami", {}, "c2"))
+        runtime.handle_tool_call(function_call("mcp__other__whoami", {}, "c3"))
+        runtime.handle_tool_call(
+            FunctionCall(name="whoami", namespace="mcp__other", arguments="{}", call_id="c4")
+        )
+    assert runtime.outputs() == [
+        FunctionCallOutput(call_id="c1", output=note),
+        FunctionCallOutput(call_id="c2", output=note),
+        FunctionCallOutput(call_id="c3", output="unsupported call: mcp__other__whoami"),
+        FunctionCallOutput(call_id="c4", output="unsupported call: mcp__other__whoami"),
+    ]
+
+
 # --- answered to the model, never raised -------------------------------------------------------
 
 

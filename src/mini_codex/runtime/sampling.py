@@ -187,6 +187,7 @@ async def _try_sampling_request(
             on_begin=on_begin,
             on_end=on_end,
             on_output_delta=io.emit,
+            unavailable=step.mcp.pending if step.mcp is not None else None,
         )
         try:
             outcome = await _consume_stream(client, io, prompt, runtime)

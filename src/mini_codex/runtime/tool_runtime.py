@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,11 +78,15 @@ class ToolCallRuntime:
         on_begin: Callable[[ToolCallItem], None] | None = None,
         on_end: Callable[[ToolCallItem, ToolOutput, float], None] | None = None,
         on_output_delta: Callable[[ExecCommandOutputDelta], None] | None = None,
+        unavailable: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``on_output_delta`` gets the coalesced live output of running commands
-        (``runtime/output_deltas.py``), always before the call's ``on_end``."""
+        (``runtime/output_deltas.py``), always before the call's ``on_end``. ``unavailable``
+        maps the namespace of each MCP server the step left out (still starting, failed, needs
+        login) to its note: a call into one is answered with that note, not "unsupported call"."""
         self._router = router
+        self._unavailable: Mapping[str, str] = unavailable or {}
         self._context_for = context_for
         self._tg = task_group
         self._lock = RWLock()
@@ -110,10 +114,23 @@ class ToolCallRuntime:
         if self._on_end is not None and pending.result is not None:
             self._on_end(call, pending.result, pending.finished_at - pending.started)
 
+    def _unavailable_note(self, call: ToolCallItem, name: str) -> str | None:
+        """The note of the left-out server ``call`` is addressed to (namespaced or flat name)."""
+        namespace = getattr(call, "namespace", None)
+        if namespace is not None:
+            return self._unavailable.get(namespace)
+        for prefix, note in self._unavailable.items():
+            if name.startswith(prefix + "__"):
+                return note
+        return None
+
     async def _dispatch(self, call: ToolCallItem) -> ToolOutput:
         name = call_name(call)
         tool = self._router.lookup(name)
         if tool is None:
+            note = self._unavailable_note(call, name)
+            if note is not None:
+                return ToolOutput(text=note, success=False)
             kind = "custom tool call" if isinstance(call, CustomToolCall) else "call"
             return ToolOutput(text=f"unsupported {kind}: {name}", success=False)
         wants_custom = tool.spec.kind == "custom"
