@@ -116,3 +116,47 @@ def test_mcp_tool_calls_are_mcp_tool_call_items(tmp_path: Path) -> None:
     ]
     result = items[1][1]["result"]
     assert "hello mcp" in json.dumps(result["content"])
+
+
+def test_a_skill_input_injects_its_skill_md_after_the_prompt(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    skill = work / ".agents" / "skills" / "tidy" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: tidy\ndescription: Tidy the imports.\n---\nSort them.\n")
+    with (
+        fake.serve([reply([message("Tidied.")], 1)]) as server,
+        mini_side(tmp_path / "home", server.url).start() as client,
+    ):
+        client.initialize()
+        thread = client.request("thread/start", {"cwd": str(work)})["thread"]["id"]
+        inputs = [
+            {"type": "text", "text": "tidy up"},
+            {"type": "skill", "name": "tidy", "path": str(skill)},
+        ]
+        client.request("turn/start", {"threadId": thread, "input": inputs})
+        done, seen = client.wait_method("turn/completed", timeout=60)
+        messages, methods = list(client.messages), dict(client.sent_methods)
+        body = server.requests[-1].body
+    assert check_all(messages, methods) == []
+    assert done["params"]["turn"]["status"] == "completed"
+    users = [
+        m["params"]["item"]["content"]
+        for m in seen
+        if m.get("method") == "item/completed" and m["params"]["item"]["type"] == "userMessage"
+    ]
+    assert users[0] == [
+        {"type": "text", "text": "tidy up", "text_elements": []},
+        {"type": "skill", "name": "tidy", "path": str(skill)},
+    ]
+    texts = [
+        part["text"]
+        for item in body["input"]
+        if item.get("role") == "user"
+        for part in item["content"]
+        if part["type"] == "input_text"
+    ]
+    prompt = texts.index("tidy up")
+    assert texts[prompt + 1] == (
+        f"<skill>\n<name>tidy</name>\n<path>{skill.resolve()}</path>\n{skill.read_text()}\n</skill>"
+    )

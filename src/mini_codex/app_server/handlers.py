@@ -290,7 +290,7 @@ class ThreadHandlers:
 
     async def turn_start(self, params: Params) -> JsonDict:
         thread = self._live(params)
-        message, content = user_input(params)
+        message, content, skills = user_input(params)
         session = thread.session
         assert session is not None
         approval, sandbox, model = (
@@ -307,13 +307,13 @@ class ThreadHandlers:
         if model is not None:
             session.model = model
         thread.updated_at = time.time()
-        turn = thread.start_turn([message], content)
+        turn = thread.start_turn([message], content, skills)
         return {"turn": turn.to_json()}
 
     async def turn_steer(self, params: Params) -> JsonDict:
         thread = self._live(params)
         expected = params.required_str("expectedTurnId")
-        message, _ = user_input(params)
+        message, _, _ = user_input(params)
         return {"turnId": thread.steer(message_text(message), expected)}
 
     async def turn_interrupt(self, params: Params) -> JsonDict:

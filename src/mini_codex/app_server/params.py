@@ -14,6 +14,7 @@ from mini_codex.app_server.rpc import INVALID_PARAMS, RpcError
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol import InputImage, InputText, Message
 from mini_codex.protocol.policy import ApprovalPolicy, SandboxMode
+from mini_codex.skills.model import SkillSelection
 from mini_codex.tools.images import image_data_url
 
 __all__ = ["Params", "user_input"]
@@ -112,14 +113,19 @@ class Params:
         )
 
 
-def user_input(params: Params, key: str = "input") -> tuple[Message, list[JsonDict]]:
-    """The session's user message and the ``userMessage`` content of ``params[key]``."""
+def user_input(
+    params: Params, key: str = "input"
+) -> tuple[Message, list[JsonDict], tuple[SkillSelection, ...]]:
+    """The session's user message, the ``userMessage`` content of ``params[key]`` and its
+    structured skill inputs (``{"type": "skill", "name", "path"}``: the ``SKILL.md`` is injected
+    after the message, as a ``$name`` mention's is)."""
     parts = params.array(key, required=True)
     assert parts is not None
     if not parts:
         raise invalid(params.method, f"`{key}` is empty")
     content: list[JsonDict] = []
     message_parts: list[Any] = []
+    skills: list[SkillSelection] = []
     for index, part in enumerate(parts):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind == "text" and isinstance(part.get("text"), str):
@@ -135,9 +141,16 @@ def user_input(params: Params, key: str = "input") -> tuple[Message, list[JsonDi
                 raise invalid(params.method, f"`{key}[{index}]`: {exc}") from None
             message_parts.append(InputImage(image_url=url))
             content.append({"type": "localImage", "path": part["path"]})
+        elif (
+            kind == "skill"
+            and isinstance(part.get("name"), str)
+            and isinstance(part.get("path"), str)
+        ):
+            skills.append(SkillSelection(path=part["path"], name=part["name"]))
+            content.append({"type": "skill", "name": part["name"], "path": part["path"]})
         else:
             raise invalid(
                 params.method,
-                f"`{key}[{index}]` is not a text, image or localImage input (got {kind!r})",
+                f"`{key}[{index}]` is not a text, image, localImage or skill input (got {kind!r})",
             )
-    return Message(role="user", content=message_parts), content
+    return Message(role="user", content=message_parts), content, tuple(skills)

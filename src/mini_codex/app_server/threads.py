@@ -29,6 +29,7 @@ from mini_codex.app_server.sessions import HostValues, ThreadSpec, open_thread_s
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol import ResponseItem
 from mini_codex.protocol.session_events import SessionEvent
+from mini_codex.skills.model import SkillSelection
 
 if TYPE_CHECKING:
     from mini_codex.host import Session
@@ -165,7 +166,12 @@ class LiveThread:
             raise RpcError(INVALID_REQUEST, f"thread {self.id} is not loaded")
         return self.session, self._tg
 
-    def start_turn(self, items: list[ResponseItem], content: list[JsonDict]) -> TurnRecord:
+    def start_turn(
+        self,
+        items: list[ResponseItem],
+        content: list[JsonDict],
+        skills: tuple[SkillSelection, ...] = (),
+    ) -> TurnRecord:
         session, tg = self._require_session()
         if self.turn is not None:
             raise RpcError(
@@ -179,7 +185,7 @@ class LiveThread:
             self.preview = next((c["text"] for c in content if c.get("type") == "text"), "")
 
         async def action() -> Any:
-            return await session.run_turn(items)
+            return await session.run_turn(items, skills=skills)
 
         tg.start_soon(self._run_turn, turn, action, content)
         return turn
