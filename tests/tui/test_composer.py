@@ -4,6 +4,7 @@ the resume picker."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from textual import events
@@ -144,7 +145,10 @@ async def test_the_resume_picker_lists_recent_sessions_and_resumes_one(make_harn
         assert label.endswith(
             f"{harness.work}  the very first prompt".replace(str(harness.work), str(harness.work))
         )
-        assert label.startswith("2026-12-01 ")
+        # The session's start, in local time to the minute (it started moments ago).
+        started = datetime.strptime(label[:16], "%Y-%m-%d %H:%M")
+        assert label[16:18] == "  "
+        assert timedelta(0) <= datetime.now() - started < timedelta(minutes=10)
         await pilot.press("enter")
         await wait_for(pilot, lambda: picking.session is not None)
         assert picking.session.session_id == first
