@@ -69,14 +69,17 @@ class ElicitationScreen(ModalScreen[ElicitationAnswer]):
     DEFAULT_CSS = """
     ElicitationScreen { align: center bottom; }
     ElicitationScreen > VerticalScroll {
-        dock: bottom; width: 100%; height: auto; max-height: 90%;
+        width: 100%; height: auto; max-height: 26;
         border: round $warning; padding: 0 1; background: $surface;
     }
     ElicitationScreen Input { margin: 0 0 1 0; }
+    ElicitationScreen .field-label { height: auto; }
     ElicitationScreen OptionList { height: auto; }
     ElicitationScreen #elicitation-error { color: $error; }
     """
     BINDINGS = [Binding("escape", "cancel", "cancel")]  # noqa: RUF012 (Textual's table)
+    AUTO_FOCUS = "Input, OptionList"
+    """The first field (the choices when there is none) has the focus."""
 
     def __init__(self, request: ElicitationRequest) -> None:
         super().__init__()
@@ -87,7 +90,7 @@ class ElicitationScreen(ModalScreen[ElicitationAnswer]):
         self.required = set(schema.get("required") or ()) if isinstance(schema, dict) else set()
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll(can_focus=False):
             head = Text(f"MCP server {self.request.server} asks:\n", style="bold")
             head.append(self.request.message, style="")
             if self.request.mode == "url" and self.request.url:
@@ -95,16 +98,14 @@ class ElicitationScreen(ModalScreen[ElicitationAnswer]):
             yield Static(head, id="elicitation-message")
             for index, name in enumerate(self.fields):
                 spec = _spec(self.schema, name)
-                yield Static(field_label(name, spec, name in self.required))
+                yield Static(field_label(name, spec, name in self.required), classes="field-label")
                 placeholder = "Type your answer" + ("" if name in self.required else " (optional)")
-                yield Input(placeholder=placeholder, id=f"field-{index}")
+                yield Input(placeholder=placeholder, id=f"field-{index}", compact=True)
             yield Static("", id="elicitation-error")
             yield OptionList(*[Option(label, id=key) for key, label in ACTIONS], id="actions")
             yield Static(Text(KEYS, style="bold cyan"))
 
     def on_mount(self) -> None:
-        first = self.query(Input).first() if self.fields else self.query_one(OptionList)
-        first.focus()
         self.query_one(OptionList).highlighted = 0
 
     # --- input -------------------------------------------------------------------------------
