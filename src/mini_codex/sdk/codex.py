@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from mini_codex.config import Config
 from mini_codex.errors import MiniCodexError
-from mini_codex.mcp.elicitation import ElicitationHandler
 from mini_codex.host import (
     Credentials,
     HostEnvironment,
@@ -26,6 +25,7 @@ from mini_codex.host import (
     resolve_session,
     resume_cwd,
 )
+from mini_codex.mcp.elicitation import ElicitationHandler
 from mini_codex.models.base import ModelClient
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.sdk.errors import CodexInputError, codex_error
