@@ -1,5 +1,5 @@
-"""``mini-codex mcp list [--json]`` against what Codex 0.169 prints (``tests/fixtures/codex_mcp_list``):
-the same config and the same live servers (an OAuth-protected one, a plain HTTP one, a refused
+"""``mini-codex mcp list [--json]`` against what Codex 0.169 prints (the fixture
+``tests/fixtures/codex_mcp_list``): the same config and the same live servers (an OAuth-protected one, a plain HTTP one, a refused
 port) for ours and, when it is installed, for the real ``codex mcp list``."""
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def _recorder() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "record_codex_mcp_list", FIXTURE / "record_codex_mcp_list.py"
     )
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
