@@ -1,6 +1,6 @@
 """``mini-codex mcp list [--json]`` against what Codex 0.169 prints (the fixture
-``tests/fixtures/codex_mcp_list``): the same config and the same live servers (an OAuth-protected one, a plain HTTP one, a refused
-port) for ours and, when it is installed, for the real ``codex mcp list``."""
+``tests/fixtures/codex_mcp_list``): the same config and the same live servers (an OAuth-protected
+one, a plain HTTP one, a refused port) for ours and, when installed, for the real Codex CLI."""
 
 from __future__ import annotations
 
