@@ -105,3 +105,50 @@ def test_a_stored_login_shows_oauth(servers: tuple[int, int], tmp_path: Path) ->
     listed = {entry["name"]: entry for entry in json.loads(ours(tmp_path, "--json"))}
     assert listed["secure"]["auth_status"] == "o_auth"
     assert listed["plain"]["auth_status"] == "unsupported"
+
+
+def test_connect_adds_each_servers_live_state(servers: tuple[int, int], tmp_path: Path) -> None:
+    port, _ = servers
+    everything = RECORDER.REPO / "node_modules" / ".bin" / "mcp-server-everything"
+    if not everything.exists():
+        pytest.skip("node_modules is not installed (run `npm ci` at the repository root)")
+    (tmp_path / "config.toml").write_text(
+        "[mcp_servers.everything]\n"
+        'command = "node"\n'
+        f'args = ["{everything}", "stdio"]\n'
+        "[mcp_servers.broken]\n"
+        f'command = "{sys.executable}"\n'
+        'args = ["-c", "raise SystemExit(3)"]\n'
+        "startup_timeout_sec = 10\n"
+        "[mcp_servers.off]\n"
+        'command = "true"\n'
+        "enabled = false\n"
+        "[mcp_servers.secure]\n"
+        f'url = "http://127.0.0.1:{port}/mcp"\n'
+    )
+    listed = {e["name"]: e for e in json.loads(ours(tmp_path, "--json", "--connect"))}
+    states = {name: (entry["state"], entry["error"]) for name, entry in listed.items()}
+    error = states["broken"][1]
+    assert error
+    assert states == {
+        "broken": ("failed", error),
+        "everything": ("ready", None),
+        "off": (None, None),
+        "secure": (
+            "needs login",
+            "MCP server 'secure' needs login: run `mini-codex mcp login secure`",
+        ),
+    }
+    rows = [line.split("  ")[0] for line in ours(tmp_path, "--connect").splitlines()]
+    assert rows == ["Name", "broken", "everything", "off", "", "Name", "secure"]
+    cells = {
+        line.split()[0]: line.rstrip().rsplit("  ", 1)[1].strip()
+        for line in ours(tmp_path, "--connect").splitlines()
+        if line and not line.startswith("Name")
+    }
+    assert cells == {
+        "broken": f"failed: {error}",
+        "everything": "ready",
+        "off": "-",
+        "secure": "needs login",
+    }

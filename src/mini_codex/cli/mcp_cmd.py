@@ -224,11 +224,18 @@ def remove_command(name: Annotated[str, typer.Argument(help="Server name.")]) ->
 @mcp_app.command("list")
 def list_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
+    connect: Annotated[
+        bool,
+        typer.Option(
+            "--connect",
+            help="Also connect to the enabled servers and show their state (a State column).",
+        ),
+    ] = False,
 ) -> None:
     """List the configured MCP servers, their status and how they authenticate."""
     import anyio
 
-    from mini_codex.cli.mcp_list import list_json, list_text
+    from mini_codex.cli.mcp_list import list_json, list_text, with_states
     from mini_codex.mcp.auth_status import auth_statuses
 
     path = _config_path()
@@ -240,7 +247,16 @@ def list_command(
         typer.echo(f"no MCP servers in {path}")
         return
     auth = anyio.run(auth_statuses, servers, mini_codex_home(), dict(os.environ))
+    states: dict[str, tuple[str, str | None]] | None = None
+    if connect:
+        from mini_codex.cli.mcp_login_cmd import connection_states
+
+        enabled = {name: server for name, server in servers.items() if server.enabled}
+        states = anyio.run(connection_states, enabled) if enabled else {}
     if json_output:
-        typer.echo(orjson.dumps(list_json(servers, auth), option=orjson.OPT_INDENT_2).decode())
+        listing = list_json(servers, auth)
+        if states is not None:
+            listing = with_states(listing, states)
+        typer.echo(orjson.dumps(listing, option=orjson.OPT_INDENT_2).decode())
         return
-    typer.echo(list_text(servers, auth), nl=False)
+    typer.echo(list_text(servers, auth, states), nl=False)

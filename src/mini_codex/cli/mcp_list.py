@@ -13,6 +13,10 @@ metadata is probed, as Codex does).
 ``bearer_token_env_var``, ``http_headers``, ``env_http_headers``, ``http_headers_helper``),
 ``startup_timeout_sec`` / ``tool_timeout_sec`` (null unless set), ``auth_status``, and ours:
 ``required``, ``enabled_tools``, ``disabled_tools``.
+
+``--connect`` (ours, not Codex's) also connects to every enabled server, each within its
+``startup_timeout_sec``, and adds its live state: a State column (``ready``, ``failed: ERROR``,
+``needs login``; ``-`` for a disabled server), ``state`` and ``error`` in the JSON.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from typing import Any
 from mini_codex.config import McpServerConfig
 from mini_codex.mcp.auth_status import AUTH_LABELS, AuthStatus
 
-__all__ = ["list_json", "list_text"]
+__all__ = ["list_json", "list_text", "with_states"]
+
+States = Mapping[str, tuple[str, "str | None"]]
+"""Server → (state, first error line) from connecting (``--connect``; disabled ones absent)."""
 
 _STDIO_COLUMNS = ("Name", "Command", "Args", "Env", "Cwd", "Status", "Auth")
 _HTTP_COLUMNS = ("Name", "Url", "Bearer Token Env Var", "Status", "Auth")
@@ -74,6 +81,23 @@ def list_json(
     return [_server_json(name, servers[name], auth[name]) for name in sorted(servers)]
 
 
+def with_states(listing: list[dict[str, Any]], states: States) -> list[dict[str, Any]]:
+    """``--connect --json``: each entry gains ``state`` and ``error`` (disabled: null)."""
+    return [
+        {
+            **entry,
+            "state": states[entry["name"]][0] if entry["name"] in states else None,
+            "error": states[entry["name"]][1] if entry["name"] in states else None,
+        }
+        for entry in listing
+    ]
+
+
+def _state_cell(name: str, states: States) -> str:
+    state, error = states.get(name, ("-", None))
+    return f"{state}: {error}" if state == "failed" and error else state
+
+
 def _table(columns: Sequence[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in [list(columns), *rows]) for i in range(len(columns))]
     return [
@@ -88,8 +112,13 @@ def _env_cell(server: McpServerConfig) -> str:
     return ", ".join(masked) or "-"
 
 
-def list_text(servers: Mapping[str, McpServerConfig], auth: Mapping[str, AuthStatus]) -> str:
-    """The two tables (see the module docstring), ending with a newline."""
+def list_text(
+    servers: Mapping[str, McpServerConfig],
+    auth: Mapping[str, AuthStatus],
+    states: States | None = None,
+) -> str:
+    """The two tables (see the module docstring), ending with a newline; with ``states``
+    (``--connect``) a last State column: ready, failed: ERROR, needs login (``-``: disabled)."""
     stdio: list[list[str]] = []
     http: list[list[str]] = []
     for name in sorted(servers):
@@ -99,13 +128,18 @@ def list_text(servers: Mapping[str, McpServerConfig], auth: Mapping[str, AuthSta
         if server.command is not None:
             args = " ".join(server.args) or "-"
             cwd = server.cwd or "-"
-            stdio.append([name, server.command, args, _env_cell(server), cwd, status, label])
+            row = [name, server.command, args, _env_cell(server), cwd, status, label]
+            stdio.append(row)
         else:
             bearer = server.bearer_token_env_var or "-"
-            http.append([name, server.url or "", bearer, status, label])
+            row = [name, server.url or "", bearer, status, label]
+            http.append(row)
+        if states is not None:
+            row.append(_state_cell(name, states))
+    extra = ("State",) if states is not None else ()
     blocks = []
     if stdio:
-        blocks.append("\n".join(_table(_STDIO_COLUMNS, stdio)))
+        blocks.append("\n".join(_table((*_STDIO_COLUMNS, *extra), stdio)))
     if http:
-        blocks.append("\n".join(_table(_HTTP_COLUMNS, http)))
+        blocks.append("\n".join(_table((*_HTTP_COLUMNS, *extra), http)))
     return "\n\n".join(blocks) + "\n"

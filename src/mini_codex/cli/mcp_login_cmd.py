@@ -29,7 +29,7 @@ from mini_codex.cli.mcp_cmd import _config_path, _fail, _read, mcp_app, servers_
 from mini_codex.config import McpServerConfig
 from mini_codex.errors import ConfigError, MiniCodexError
 
-__all__ = ["login_command", "logout_command", "status_command"]
+__all__ = ["connection_states", "login_command", "logout_command", "status_command"]
 
 
 def _http_server(name: str) -> McpServerConfig:
@@ -113,7 +113,7 @@ async def _states(servers: dict[str, McpServerConfig]) -> list[dict[str, Any]]:
                 {
                     "name": name,
                     "status": status,
-                    "error": (connection.error or "").splitlines()[0] or None,
+                    "error": next(iter((connection.error or "").splitlines()), None),
                     "tools": sorted(tool.name for tool in catalog.tools) if catalog else [],
                     "resources": bool(catalog and catalog.resources),
                     "prompts": [
@@ -126,6 +126,13 @@ async def _states(servers: dict[str, McpServerConfig]) -> list[dict[str, Any]]:
                 }
             )
         return rows
+
+
+async def connection_states(
+    servers: dict[str, McpServerConfig],
+) -> dict[str, tuple[str, str | None]]:
+    """Server → (state, first error line) after connecting (``mcp list --connect``)."""
+    return {row["name"]: (row["status"], row["error"]) for row in await _states(servers)}
 
 
 @mcp_app.command("status")
