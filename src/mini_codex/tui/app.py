@@ -172,21 +172,9 @@ class MiniCodexApp(App[None]):
 
     async def elicitation_callback(self, request: ElicitationRequest) -> ElicitationAnswer:
         """An MCP server's elicitation, answered in the form overlay (``elicitation.py``)."""
-        from mini_codex.mcp.elicitation import ElicitationAnswer
-        from mini_codex.tui.elicitation import ElicitationScreen
+        from mini_codex.tui.elicitation import ask_in_overlay
 
-        answered: anyio.Event = anyio.Event()
-        result: list[ElicitationAnswer] = []
-
-        def done(answer: ElicitationAnswer | None) -> None:
-            result.append(answer or ElicitationAnswer("cancel"))
-            answered.set()
-
-        self.call_later(self.push_screen, ElicitationScreen(request), done)
-        await answered.wait()
-        said = Text(f"MCP server {request.server}: elicitation {result[0].action}", style="dim")
-        self.call_later(self.note, said)
-        return result[0]
+        return await ask_in_overlay(self, request)
 
     async def pick_session(self) -> Path | bool | None:
         sessions = recent_sessions(self.home) if self.home is not None else []
@@ -377,31 +365,7 @@ class MiniCodexApp(App[None]):
 
     async def run_mcp_prompt(self, name: str, arg: str) -> None:
         """``/mcp__server__prompt key=value …``: fetch the prompt, send it as a user message."""
-        from mini_codex.errors import MiniCodexError
-
-        found = [c for c in self.prompt_commands() if c.name == name]
-        if not found:
-            unknown = f"unknown MCP prompt /{name} (/mcp lists the servers and their prompts)"
-            self.note(Text(unknown, style="red"))
-            return
-        command = found[0]
-        try:
-            arguments = mcp_prompts.parse_arguments(command, arg)
-        except mcp_prompts.PromptArgumentError as exc:
-            self.note(Text(str(exc), style="red"))
-            return
-        runtime = self.session.mcp if self.session is not None else None
-        assert runtime is not None  # the command was found in its prompts
-        try:
-            result = await runtime.get_prompt(command.server, command.prompt.name, arguments)
-        except MiniCodexError as exc:
-            self.note(Text(f"/{name}: {exc}", style="red"))
-            return
-        text = mcp_prompts.prompt_text(result)
-        if not text:
-            self.note(Text(f"/{name}: the prompt is empty; nothing sent", style="yellow"))
-            return
-        self.send(text)
+        await mcp_prompts.run_prompt_command(self, self.prompt_commands(), name, arg)
 
     def on_composer_completion_changed(self, message: Composer.CompletionChanged) -> None:
         self._completion = message.completion

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
@@ -31,7 +32,7 @@ from mini_codex.mcp.elicitation import (
     field_choices,
 )
 
-__all__ = ["ElicitationScreen", "field_label"]
+__all__ = ["ElicitationScreen", "ask_in_overlay", "field_label"]
 
 ACTIONS = (
     ("accept", "Accept: send these answers"),
@@ -157,3 +158,24 @@ class ElicitationScreen(ModalScreen[ElicitationAnswer]):
         self.query_one("#elicitation-error", Static).update(Text(f"not accepted: {text}"))
         if index is not None:
             self.query_one(f"#field-{index}", Input).focus()
+
+
+async def ask_in_overlay(app: App[Any], request: ElicitationRequest) -> ElicitationAnswer:
+    """Show ``request`` over ``app`` and wait for the answer; a note in the transcript says it.
+
+    Called from the session's tasks, outside the app's message loop: the screen is pushed, and
+    the note written, through ``call_later``."""
+    answered = anyio.Event()
+    result: list[ElicitationAnswer] = []
+
+    def done(answer: ElicitationAnswer | None) -> None:
+        result.append(answer or ElicitationAnswer("cancel"))
+        answered.set()
+
+    app.call_later(app.push_screen, ElicitationScreen(request), done)
+    await answered.wait()
+    note = getattr(app, "note", None)
+    if note is not None:
+        said = Text(f"MCP server {request.server}: elicitation {result[0].action}", style="dim")
+        app.call_later(note, said)
+    return result[0]

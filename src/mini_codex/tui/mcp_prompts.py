@@ -15,8 +15,11 @@ image, a binary resource, a link) as a one-line placeholder naming it.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from rich.text import Text
 
 if TYPE_CHECKING:
     import mcp_types
@@ -30,6 +33,7 @@ __all__ = [
     "parse_arguments",
     "prompt_commands",
     "prompt_text",
+    "run_prompt_command",
 ]
 
 PREFIX = "mcp__"
@@ -119,3 +123,40 @@ def _content_text(content: Any) -> str:
 def prompt_text(result: mcp_types.GetPromptResult) -> str:
     """The user message a fetched prompt becomes (its messages' parts, blank-line separated)."""
     return "\n\n".join(_content_text(message.content) for message in result.messages).strip()
+
+
+class PromptUi(Protocol):
+    session: Session | None
+
+    def note(self, text: Text | str) -> None: ...
+
+    def send(self, text: str) -> None: ...
+
+
+async def run_prompt_command(
+    ui: PromptUi, commands: Sequence[PromptCommand], name: str, rest: str
+) -> None:
+    """``/NAME REST``: fetch the prompt and send it as the next message (or say why not)."""
+    from mini_codex.errors import MiniCodexError
+
+    found = [command for command in commands if command.name == name]
+    runtime = ui.session.mcp if ui.session is not None else None
+    if not found or runtime is None:
+        unknown = f"unknown MCP prompt /{name} (/mcp lists the servers and their prompts)"
+        ui.note(Text(unknown, style="red"))
+        return
+    command = found[0]
+    try:
+        arguments = parse_arguments(command, rest)
+        result = await runtime.get_prompt(command.server, command.prompt.name, arguments)
+    except PromptArgumentError as exc:
+        ui.note(Text(str(exc), style="red"))
+        return
+    except MiniCodexError as exc:
+        ui.note(Text(f"/{name}: {exc}", style="red"))
+        return
+    text = prompt_text(result)
+    if not text:
+        ui.note(Text(f"/{name}: the prompt is empty; nothing sent", style="yellow"))
+        return
+    ui.send(text)
