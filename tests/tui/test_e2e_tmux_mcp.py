@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -21,6 +22,32 @@ from mini_codex.rollout.reader import read_rollout
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING_BIN = REPO / "node_modules" / ".bin" / "mcp-server-everything"
+
+
+def position(screen: str) -> int:
+    """Where the form's focus is: field N (its key line), 14 on the choices, 0 unknown."""
+    if "enter confirms" in screen:
+        return 14
+    found = re.search(r"field (\d+) of 13", screen)
+    return int(found.group(1)) if found else 0
+
+
+def enter_until(tmux: Tmux, target: int) -> None:
+    """Press Enter until the focus reaches ``target`` (field number; 14: the choices).
+
+    Each press waits (up to 6 s) for the form to show that the focus moved before pressing
+    again: on a loaded machine the inline UI redraws seconds late, and a key sent into a
+    redraw is occasionally lost (a person presses again; so does the test)."""
+    for _ in range(3 * target):
+        now = position(tmux.screen())
+        if now >= target:
+            assert now == target, f"went past field {target}:\n{tmux.screen()}"
+            return
+        tmux.run("send-keys", "-t", "ui", "Enter")
+        deadline = time.monotonic() + 6.0
+        while time.monotonic() < deadline and position(tmux.screen()) == now:
+            time.sleep(0.1)
+    raise AssertionError(f"the focus never reached {target}:\n{tmux.screen()}")
 
 
 def test_elicitation_overlay_and_a_prompt_command_in_a_real_terminal(
@@ -54,7 +81,8 @@ def test_elicitation_overlay_and_a_prompt_command_in_a_real_terminal(
     env = {"MINI_CODEX_HOME": str(home), "TERM": "xterm-256color", "PATH": os.environ["PATH"]}
     exports = " ".join(f"{key}={value}" for key, value in env.items())
     command = (
-        f"cd {work} && env {exports} {MINI_CODEX} -m scripted:{script} -a never "
+        # (started once the window has its size: a resize while it starts leaves stale rows)
+        f"sleep 1; cd {work} && env {exports} {MINI_CODEX} -m scripted:{script} -a never "
         f"'ask me'; echo EXITED $?; sleep 30"
     )
     tmux.run("new-session", "-d", "-s", "ui", "-x", "100", "-y", "40", command)
@@ -62,13 +90,11 @@ def test_elicitation_overlay_and_a_prompt_command_in_a_real_terminal(
     assert "Your full, legal name" in screen
     tmux.run("send-keys", "-t", "ui", "-l", "Grace Hopper")
     tmux.wait_for(lambda s: "Grace Hopper" in s)
-    tmux.run("send-keys", "-t", "ui", "Enter")  # the next field: check (yes/no)
+    enter_until(tmux, 2)  # the next field: check (yes/no)
     tmux.run("send-keys", "-t", "ui", "-l", "yes")
     tmux.wait_for(lambda s: "│ yes " in s)
-    for _ in range(12):  # through the remaining fields (left empty) to the choices
-        tmux.run("send-keys", "-t", "ui", "Enter")
-        time.sleep(0.3)  # at a person's pace (a burst of Enters reaches Textual as fewer keys)
-    tmux.wait_for(lambda s: "Accept: send these answers" in s)
+    enter_until(tmux, 14)  # through the remaining fields (left empty) to the choices
+    assert "Accept: send these answers" in tmux.screen()
     tmux.run("send-keys", "-t", "ui", "Enter")  # Accept is highlighted
     tmux.wait_for(lambda s: "thanks for the form" in s)
     assert "elicitation accept" in tmux.screen()

@@ -17,9 +17,10 @@ from typing import Any
 
 import anyio
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -39,7 +40,8 @@ ACTIONS = (
     ("decline", "Decline: answer nothing"),
     ("cancel", "Cancel: dismiss the request"),
 )
-KEYS = "enter next field / choose  ·  tab moves  ·  esc cancels"
+FIELD_KEYS = "field {n} of {total}  ·  enter next field  ·  tab moves  ·  esc cancels"
+CHOICE_KEYS = "↑/↓ choose  ·  enter confirms  ·  tab back to the fields  ·  esc cancels"
 
 
 def _spec(schema: dict[str, Any], name: str) -> dict[str, Any]:
@@ -69,10 +71,11 @@ def field_label(name: str, spec: dict[str, Any], required: bool) -> Text:
 class ElicitationScreen(ModalScreen[ElicitationAnswer]):
     DEFAULT_CSS = """
     ElicitationScreen { align: center bottom; }
-    ElicitationScreen > VerticalScroll {
-        width: 100%; height: auto; max-height: 26;
+    ElicitationScreen > Vertical {
+        width: 100%; height: auto;
         border: round $warning; padding: 0 1; background: $surface;
     }
+    ElicitationScreen VerticalScroll { height: auto; max-height: 20; }
     ElicitationScreen Input { margin: 0 0 1 0; }
     ElicitationScreen .field-label { height: auto; }
     ElicitationScreen OptionList { height: auto; }
@@ -91,25 +94,36 @@ class ElicitationScreen(ModalScreen[ElicitationAnswer]):
         self.required = set(schema.get("required") or ()) if isinstance(schema, dict) else set()
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(can_focus=False):
-            head = Text(f"MCP server {self.request.server} asks:\n", style="bold")
-            head.append(self.request.message, style="")
-            if self.request.mode == "url" and self.request.url:
-                head.append(f"\nopen: {self.request.url}", style="bold yellow")
+        head = Text(f"MCP server {self.request.server} asks:\n", style="bold")
+        head.append(self.request.message, style="")
+        if self.request.mode == "url" and self.request.url:
+            head.append(f"\nopen: {self.request.url}", style="bold yellow")
+        with Vertical():
             yield Static(head, id="elicitation-message")
-            for index, name in enumerate(self.fields):
-                spec = _spec(self.schema, name)
-                yield Static(field_label(name, spec, name in self.required), classes="field-label")
-                placeholder = "Type your answer" + ("" if name in self.required else " (optional)")
-                yield Input(placeholder=placeholder, id=f"field-{index}", compact=True)
+            with VerticalScroll(can_focus=False):
+                for index, name in enumerate(self.fields):
+                    label = field_label(name, _spec(self.schema, name), name in self.required)
+                    yield Static(label, classes="field-label")
+                    optional = "" if name in self.required else " (optional)"
+                    placeholder = f"Type your answer{optional}"
+                    yield Input(placeholder=placeholder, id=f"field-{index}", compact=True)
+                yield OptionList(*[Option(text, id=key) for key, text in ACTIONS], id="actions")
             yield Static("", id="elicitation-error")
-            yield OptionList(*[Option(label, id=key) for key, label in ACTIONS], id="actions")
-            yield Static(Text(KEYS, style="bold cyan"))
+            yield Static(Text(CHOICE_KEYS, style="bold cyan"), id="elicitation-keys")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).highlighted = 0
 
     # --- input -------------------------------------------------------------------------------
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """The key line says what Enter does where the focus is."""
+        widget = event.widget
+        keys = CHOICE_KEYS
+        if isinstance(widget, Input) and widget.id:
+            index = int(widget.id.removeprefix("field-"))
+            keys = FIELD_KEYS.format(n=index + 1, total=len(self.fields))
+        self.query_one("#elicitation-keys", Static).update(Text(keys, style="bold cyan"))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
