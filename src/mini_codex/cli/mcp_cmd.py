@@ -235,7 +235,7 @@ def list_command(
     """List the configured MCP servers, their status and how they authenticate."""
     import anyio
 
-    from mini_codex.cli.mcp_list import list_json, list_text, with_states
+    from mini_codex.cli.mcp_list import connection_states, list_json, list_text, with_states
     from mini_codex.mcp.auth_status import auth_statuses
 
     path = _config_path()
@@ -249,10 +249,9 @@ def list_command(
     auth = anyio.run(auth_statuses, servers, mini_codex_home(), dict(os.environ))
     states: dict[str, tuple[str, str | None]] | None = None
     if connect:
-        from mini_codex.cli.mcp_login_cmd import connection_states
-
         enabled = {name: server for name, server in servers.items() if server.enabled}
-        states = anyio.run(connection_states, enabled) if enabled else {}
+        home = mini_codex_home()
+        states = anyio.run(connection_states, enabled, dict(os.environ), home) if enabled else {}
     if json_output:
         listing = list_json(servers, auth)
         if states is not None:

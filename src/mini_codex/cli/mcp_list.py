@@ -22,12 +22,13 @@ metadata is probed, as Codex does).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mini_codex.config import McpServerConfig
 from mini_codex.mcp.auth_status import AUTH_LABELS, AuthStatus
 
-__all__ = ["list_json", "list_text", "with_states"]
+__all__ = ["connection_states", "list_json", "list_text", "server_rows", "with_states"]
 
 States = Mapping[str, tuple[str, "str | None"]]
 """Server → (state, first error line) from connecting (``--connect``; disabled ones absent)."""
@@ -143,3 +144,51 @@ def list_text(
     if http:
         blocks.append("\n".join(_table((*_HTTP_COLUMNS, *extra), http)))
     return "\n\n".join(blocks) + "\n"
+
+
+async def server_rows(
+    servers: Mapping[str, McpServerConfig], environ: Mapping[str, str], home: Path
+) -> list[dict[str, Any]]:
+    """Connect to ``servers`` at once (each within its ``startup_timeout_sec``): one row per
+    server with its state, first error line, tools, resources and prompts (``mcp status``)."""
+    import anyio
+
+    from mini_codex.mcp.client import StdioHttpClientFactory
+    from mini_codex.mcp.runtime import McpRuntime
+
+    factory = StdioHttpClientFactory(dict(environ), home=home)
+    async with McpRuntime.open(servers, factory=factory) as runtime:
+        published = runtime.published
+        assert published is not None
+        async with anyio.create_task_group() as group:
+            for connection in published.connections.values():
+                group.start_soon(connection.wait_settled)
+        rows: list[dict[str, Any]] = []
+        for name, connection in sorted(published.connections.items()):
+            catalog = connection.catalog
+            status = "needs login" if connection.needs_login else connection.status
+            rows.append(
+                {
+                    "name": name,
+                    "status": status,
+                    "error": next(iter((connection.error or "").splitlines()), None),
+                    "tools": sorted(tool.name for tool in catalog.tools) if catalog else [],
+                    "resources": bool(catalog and catalog.resources),
+                    "prompts": [
+                        {
+                            "name": prompt.name,
+                            "arguments": [arg.name for arg in prompt.arguments or ()],
+                        }
+                        for prompt in (catalog.prompts if catalog else ())
+                    ],
+                }
+            )
+        return rows
+
+
+async def connection_states(
+    servers: Mapping[str, McpServerConfig], environ: Mapping[str, str], home: Path
+) -> dict[str, tuple[str, str | None]]:
+    """Server → (state, first error line) after connecting (``mcp list --connect``)."""
+    rows = await server_rows(servers, environ, home)
+    return {row["name"]: (row["status"], row["error"]) for row in rows}
