@@ -313,17 +313,7 @@ def _custom_input(arguments: str) -> str:
 def _usage(raw: Any) -> TokenUsage | None:
     if raw is None:
         return None
-    prompt_tokens = int(getattr(raw, "prompt_tokens", 0) or 0)
-    completion_tokens = int(getattr(raw, "completion_tokens", 0) or 0)
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    return TokenUsage(
-        input_tokens=prompt_tokens,
-        cached_input_tokens=int(getattr(prompt_details, "cached_tokens", 0) or 0),
-        output_tokens=completion_tokens,
-        reasoning_output_tokens=int(getattr(completion_details, "reasoning_tokens", 0) or 0),
-        total_tokens=int(getattr(raw, "total_tokens", 0) or prompt_tokens + completion_tokens),
-    )
+    return TokenUsage.from_provider(raw, input_name="prompt", output_name="completion")
 
 
 def _reasoning_delta(delta: Any) -> str | None:

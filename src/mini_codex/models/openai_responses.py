@@ -256,17 +256,7 @@ def usage_from_response(response: Any) -> TokenUsage | None:
     usage = getattr(response, "usage", None)
     if usage is None:
         return None
-    input_details = getattr(usage, "input_tokens_details", None)
-    output_details = getattr(usage, "output_tokens_details", None)
-    input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
-    output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-    return TokenUsage(
-        input_tokens=input_tokens,
-        cached_input_tokens=int(getattr(input_details, "cached_tokens", 0) or 0),
-        output_tokens=output_tokens,
-        reasoning_output_tokens=int(getattr(output_details, "reasoning_tokens", 0) or 0),
-        total_tokens=int(getattr(usage, "total_tokens", 0) or input_tokens + output_tokens),
-    )
+    return TokenUsage.from_provider(usage, input_name="input", output_name="output")
 
 
 def _end_turn(response: Any) -> bool | None:
