@@ -67,14 +67,19 @@ _PERMISSIONS: dict[str, Any] = {
     "justification": {"type": "string", "description": "With require_escalated: why."},
 }
 
+_OUTPUT_WAIT: dict[str, Any] = {
+    "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
+    "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+}
+"""How a call waits for and bounds the output it returns (both tools)."""
+
 EXEC_COMMAND_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
         "cmd": {"type": "string", "description": "Shell command to execute."},
         "workdir": {"type": "string", "description": "Working directory (default: the turn's)."},
         "tty": {"type": "boolean", "description": "Echo typed input like a terminal."},
-        "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
-        "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+        **_OUTPUT_WAIT,
         **_PERMISSIONS,
     },
     "required": ["cmd"],
@@ -86,8 +91,7 @@ WRITE_STDIN_PARAMETERS: dict[str, Any] = {
     "properties": {
         "session_id": {"type": "number", "description": "Identifier of the running session."},
         "chars": {"type": "string", "description": "Bytes to write (may be empty to poll)."},
-        "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
-        "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+        **_OUTPUT_WAIT,
     },
     "required": ["session_id"],
     "additionalProperties": False,
