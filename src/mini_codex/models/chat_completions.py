@@ -47,16 +47,11 @@ import anyio.to_thread
 import httpx2
 
 from mini_codex import protocol
+from mini_codex.models import base
 from mini_codex.models.base import (
-    Completed,
-    Created,
     ModelClientOptions,
     ModelEvent,
-    OutputItemAdded,
-    OutputItemDone,
-    OutputTextDelta,
     Prompt,
-    ReasoningSummaryDelta,
     TokenUsage,
     json_schema_format,
 )
@@ -341,7 +336,7 @@ class _Accumulator:
         events: list[ModelEvent] = []
         if self.response_id is None:
             self.response_id = getattr(chunk, "id", None) or ""
-            events.append(Created(self.response_id or None))
+            events.append(base.Created(self.response_id or None))
         usage = _usage(getattr(chunk, "usage", None))
         if usage is not None:
             self.usage = usage
@@ -359,21 +354,21 @@ class _Accumulator:
         events: list[ModelEvent] = []
         reasoning = _reasoning_delta(delta)
         if reasoning:
-            events.append(ReasoningSummaryDelta(None, reasoning))
+            events.append(base.ReasoningSummaryDelta(None, reasoning))
         content = getattr(delta, "content", None)
         if content and self.envelope is not None:
             self.text.append(content)
             content = self.envelope.feed(content)
             if content and not self.envelope.started:
                 self.envelope.started = True
-                events.append(OutputItemAdded(protocol.Message(role="assistant", content=[])))
+                events.append(base.OutputItemAdded(protocol.Message(role="assistant", content=[])))
             if content:
-                events.append(OutputTextDelta(None, content))
+                events.append(base.OutputTextDelta(None, content))
         elif content:
             if not self.text:
-                events.append(OutputItemAdded(protocol.Message(role="assistant", content=[])))
+                events.append(base.OutputItemAdded(protocol.Message(role="assistant", content=[])))
             self.text.append(content)
-            events.append(OutputTextDelta(None, content))
+            events.append(base.OutputTextDelta(None, content))
         for call in getattr(delta, "tool_calls", None) or []:
             key = int(getattr(call, "index", 0) or 0)
             acc = self.calls.get(key)
@@ -515,13 +510,13 @@ class ChatCompletionsClient(OpenAISdkClient):
             raise stream_closed_early()
         outputs = acc.output_items()
         for item in outputs:
-            yield OutputItemDone(item)
+            yield base.OutputItemDone(item)
         usage = acc.usage
         if usage is None:
             usage = await anyio.to_thread.run_sync(
                 estimate_usage, prompt, tuple(outputs), self.token_cache
             )
-        yield Completed(acc.response_id or None, usage)
+        yield base.Completed(acc.response_id or None, usage)
 
 
 __all__ = [
