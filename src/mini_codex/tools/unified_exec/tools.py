@@ -35,7 +35,6 @@ from mini_codex.tools.base import (
     ToolContext,
     ToolOutput,
     ToolSpec,
-    load_tool_prompt,
     parse_arguments,
 )
 from mini_codex.tools.shell import authorize_exec, confine_for_session, workdir_or_failure
@@ -243,12 +242,8 @@ class ExecCommandTool:
         self.bwrap_executable = bwrap_executable
         self.sandboxes = SandboxPool(long_lived=long_lived_sandbox)
         """The session's long-lived sandbox for sandboxed commands (``sandbox.pool``)."""
-        self._spec = ToolSpec(
-            name="exec_command",
-            description=load_tool_prompt("exec_command.md"),
-            kind="function",
-            parameters=EXEC_COMMAND_PARAMETERS,
-            supports_parallel=True,
+        self._spec = ToolSpec.function(
+            "exec_command", EXEC_COMMAND_PARAMETERS, supports_parallel=True
         )
 
     @property
@@ -327,13 +322,7 @@ class WriteStdinTool:
 
     def __init__(self, sessions: UnifiedExecSessions) -> None:
         self.sessions = sessions
-        self._spec = ToolSpec(
-            name="write_stdin",
-            description=load_tool_prompt("write_stdin.md"),
-            kind="function",
-            parameters=WRITE_STDIN_PARAMETERS,
-            supports_parallel=False,
-        )
+        self._spec = ToolSpec.function("write_stdin", WRITE_STDIN_PARAMETERS)
 
     @property
     def spec(self) -> ToolSpec:
