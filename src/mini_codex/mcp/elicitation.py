@@ -89,6 +89,10 @@ class ElicitationRequest:
     mode: Literal["form", "url"] = "form"
     requested_schema: dict[str, Any] = field(default_factory=dict)
     url: str | None = None
+    elicitation_id: str | None = None
+    """A URL request's id (the server matches its completion notification with it)."""
+    meta: dict[str, Any] | None = None
+    """The request's ``_meta``, as the server sent it."""
 
     def describe(self) -> str:
         """What the user is shown: the server, its message, and the fields or the URL."""
