@@ -107,6 +107,50 @@ def test_a_stored_login_shows_oauth(servers: tuple[int, int], tmp_path: Path) ->
     assert listed["plain"]["auth_status"] == "unsupported"
 
 
+def test_connect_shows_each_ready_servers_prompts(tmp_path: Path) -> None:
+    everything = RECORDER.REPO / "node_modules" / ".bin" / "mcp-server-everything"
+    if not everything.exists():
+        pytest.skip("node_modules is not installed (run `npm ci` at the repository root)")
+    (tmp_path / "config.toml").write_text(
+        "[mcp_servers.everything]\n"
+        'command = "node"\n'
+        f'args = ["{everything}", "stdio"]\n'
+        "[mcp_servers.broken]\n"
+        f'command = "{sys.executable}"\n'
+        'args = ["-c", "raise SystemExit(3)"]\n'
+        "startup_timeout_sec = 10\n"
+        "[mcp_servers.off]\n"
+        'command = "true"\n'
+        "enabled = false\n"
+    )
+    # server-everything's prompts, in the order it lists them.
+    expected = [
+        {"name": "simple-prompt", "arguments": []},
+        {"name": "args-prompt", "arguments": ["city", "state"]},
+        {"name": "completable-prompt", "arguments": ["department", "name"]},
+        {"name": "resource-prompt", "arguments": ["resourceType", "resourceId"]},
+    ]
+    listed = {e["name"]: e for e in json.loads(ours(tmp_path, "--json", "--connect"))}
+    assert {name: entry["prompts"] for name, entry in listed.items()} == {
+        "broken": None,
+        "everything": expected,
+        "off": None,
+    }
+    plain = {e["name"]: e for e in json.loads(ours(tmp_path, "--json"))}
+    assert all("prompts" not in entry for entry in plain.values())
+    lines = ours(tmp_path, "--connect").splitlines()
+    header = lines[0]
+    assert header.split()[-2:] == ["Prompts", "State"]
+    start, end = header.index("Prompts"), header.index("State")
+    cells = {line.split()[0]: line[start:end].strip() for line in lines[1:]}
+    assert cells == {
+        "broken": "-",
+        "everything": "simple-prompt, args-prompt, completable-prompt, resource-prompt",
+        "off": "-",
+    }
+    assert "Prompts" not in ours(tmp_path)
+
+
 def test_connect_adds_each_servers_live_state(servers: tuple[int, int], tmp_path: Path) -> None:
     port, _ = servers
     everything = RECORDER.REPO / "node_modules" / ".bin" / "mcp-server-everything"

@@ -228,14 +228,14 @@ def list_command(
         bool,
         typer.Option(
             "--connect",
-            help="Also connect to the enabled servers and show their state (a State column).",
+            help="Also connect to the enabled servers and show their prompts and state.",
         ),
     ] = False,
 ) -> None:
     """List the configured MCP servers, their status and how they authenticate."""
     import anyio
 
-    from mini_codex.cli.mcp_list import connection_states, list_json, list_text, with_states
+    from mini_codex.cli.mcp_list import list_json, list_text, live_details, with_states
     from mini_codex.mcp.auth_status import auth_statuses
 
     path = _config_path()
@@ -248,14 +248,17 @@ def list_command(
         return
     auth = anyio.run(auth_statuses, servers, mini_codex_home(), dict(os.environ))
     states: dict[str, tuple[str, str | None]] | None = None
+    prompts: dict[str, list[dict[str, Any]]] | None = None
     if connect:
         enabled = {name: server for name, server in servers.items() if server.enabled}
         home = mini_codex_home()
-        states = anyio.run(connection_states, enabled, dict(os.environ), home) if enabled else {}
+        states, prompts = (
+            anyio.run(live_details, enabled, dict(os.environ), home) if enabled else ({}, {})
+        )
     if json_output:
         listing = list_json(servers, auth)
         if states is not None:
-            listing = with_states(listing, states)
+            listing = with_states(listing, states, prompts)
         typer.echo(orjson.dumps(listing, option=orjson.OPT_INDENT_2).decode())
         return
-    typer.echo(list_text(servers, auth, states), nl=False)
+    typer.echo(list_text(servers, auth, states, prompts), nl=False)

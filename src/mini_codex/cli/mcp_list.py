@@ -15,8 +15,10 @@ metadata is probed, as Codex does).
 ``required``, ``enabled_tools``, ``disabled_tools``.
 
 ``--connect`` (ours, not Codex's) also connects to every enabled server, each within its
-``startup_timeout_sec``, and adds its live state: a State column (``ready``, ``failed: ERROR``,
-``needs login``; ``-`` for a disabled server), ``state`` and ``error`` in the JSON.
+``startup_timeout_sec``, and adds what it found: a Prompts column (a ready server's prompt names,
+comma-separated; the UI offers each as ``/mcp__SERVER__PROMPT``) and a last State column
+(``ready``, ``failed: ERROR``, ``needs login``; ``-`` for a disabled server); in the JSON
+``prompts`` (``[{name, arguments}]`` of a ready server, else null), ``state`` and ``error``.
 """
 
 from __future__ import annotations
@@ -28,10 +30,19 @@ from typing import Any
 from mini_codex.config import McpServerConfig
 from mini_codex.mcp.auth_status import AUTH_LABELS, AuthStatus
 
-__all__ = ["connection_states", "list_json", "list_text", "server_rows", "with_states"]
+__all__ = [
+    "connection_states",
+    "list_json",
+    "list_text",
+    "live_details",
+    "server_rows",
+    "with_states",
+]
 
 States = Mapping[str, tuple[str, "str | None"]]
 """Server → (state, first error line) from connecting (``--connect``; disabled ones absent)."""
+Prompts = Mapping[str, list[dict[str, Any]]]
+"""Ready server → its prompts ``{name, arguments: [argument names]}`` (``--connect``)."""
 
 _STDIO_COLUMNS = ("Name", "Command", "Args", "Env", "Cwd", "Status", "Auth")
 _HTTP_COLUMNS = ("Name", "Url", "Bearer Token Env Var", "Status", "Auth")
@@ -82,11 +93,15 @@ def list_json(
     return [_server_json(name, servers[name], auth[name]) for name in sorted(servers)]
 
 
-def with_states(listing: list[dict[str, Any]], states: States) -> list[dict[str, Any]]:
-    """``--connect --json``: each entry gains ``state`` and ``error`` (disabled: null)."""
+def with_states(
+    listing: list[dict[str, Any]], states: States, prompts: Prompts | None = None
+) -> list[dict[str, Any]]:
+    """``--connect --json``: each entry gains ``state`` and ``error`` (disabled: null) and, given
+    ``prompts``, ``prompts`` (a ready server's list, else null)."""
     return [
         {
             **entry,
+            **({"prompts": prompts.get(entry["name"])} if prompts is not None else {}),
             "state": states[entry["name"]][0] if entry["name"] in states else None,
             "error": states[entry["name"]][1] if entry["name"] in states else None,
         }
@@ -97,6 +112,10 @@ def with_states(listing: list[dict[str, Any]], states: States) -> list[dict[str,
 def _state_cell(name: str, states: States) -> str:
     state, error = states.get(name, ("-", None))
     return f"{state}: {error}" if state == "failed" and error else state
+
+
+def _prompts_cell(name: str, prompts: Prompts) -> str:
+    return ", ".join(prompt["name"] for prompt in prompts.get(name) or ()) or "-"
 
 
 def _table(columns: Sequence[str], rows: list[list[str]]) -> list[str]:
@@ -117,9 +136,11 @@ def list_text(
     servers: Mapping[str, McpServerConfig],
     auth: Mapping[str, AuthStatus],
     states: States | None = None,
+    prompts: Prompts | None = None,
 ) -> str:
-    """The two tables (see the module docstring), ending with a newline; with ``states``
-    (``--connect``) a last State column: ready, failed: ERROR, needs login (``-``: disabled)."""
+    """The two tables (see the module docstring), ending with a newline; with ``prompts``
+    (``--connect``) a Prompts column, with ``states`` a last State column: ready, failed:
+    ERROR, needs login (``-``: disabled)."""
     stdio: list[list[str]] = []
     http: list[list[str]] = []
     for name in sorted(servers):
@@ -135,9 +156,12 @@ def list_text(
             bearer = server.bearer_token_env_var or "-"
             row = [name, server.url or "", bearer, status, label]
             http.append(row)
+        if prompts is not None:
+            row.append(_prompts_cell(name, prompts))
         if states is not None:
             row.append(_state_cell(name, states))
-    extra = ("State",) if states is not None else ()
+    extra: tuple[str, ...] = ("Prompts",) if prompts is not None else ()
+    extra += ("State",) if states is not None else ()
     blocks = []
     if stdio:
         blocks.append("\n".join(_table((*_STDIO_COLUMNS, *extra), stdio)))
@@ -192,3 +216,13 @@ async def connection_states(
     """Server → (state, first error line) after connecting (``mcp list --connect``)."""
     rows = await server_rows(servers, environ, home)
     return {row["name"]: (row["status"], row["error"]) for row in rows}
+
+
+async def live_details(
+    servers: Mapping[str, McpServerConfig], environ: Mapping[str, str], home: Path
+) -> tuple[dict[str, tuple[str, str | None]], dict[str, list[dict[str, Any]]]]:
+    """``mcp list --connect``: the states and the ready servers' prompts after connecting."""
+    rows = await server_rows(servers, environ, home)
+    states = {row["name"]: (row["status"], row["error"]) for row in rows}
+    prompts = {row["name"]: row["prompts"] for row in rows if row["status"] == "ready"}
+    return states, prompts
