@@ -29,6 +29,12 @@ from mini_codex.mcp.binding import McpBinding
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.deadline import DeadlineCall, Late
+from mini_codex.runtime.environment_discovery import (
+    EnvironmentCaches,
+    environments_agents_md,
+    has_remote,
+    primary_workspace,
+)
 from mini_codex.runtime.environments_step import route_tools, step_snapshot, world_environments
 from mini_codex.runtime.extension_inputs import extension_context
 from mini_codex.runtime.mcp_tools import mcp_registered_tools
@@ -116,6 +122,8 @@ class CaptureCaches:
     """The session's skills (None: no skills catalog); discovered once per turn."""
     extension_stores: ExtensionStores = field(default_factory=ExtensionStores)
     """The session and thread stores extensions keep data in (the turn store is per turn)."""
+    remote: EnvironmentCaches = field(default_factory=EnvironmentCaches)
+    """What was read in remote environments (AGENTS.md, the primary's workspace; issue 26)."""
 
 
 async def _phase(settings: CaptureSettings, name: str) -> None:
@@ -151,13 +159,25 @@ async def capture_step(
     environments, snapshot = await _environments(turn, caches)
     notes: list[str] = []
     await _phase(settings, "agents_md")
-    agents_md = await _agents_md(turn, settings, caches, notes)
+    if has_remote(snapshot):  # issue 26: every ready environment's AGENTS.md, labeled
+        assert snapshot is not None
+        agents_md: LoadedAgentsMd | None = await _environments_agents_md(
+            turn, settings, caches, snapshot, notes
+        )
+    else:
+        agents_md = await _agents_md(turn, settings, caches, notes)
     skills = await _skills(turn, settings, caches)
     await _phase(settings, "sandbox")
     if caches.sandbox is None:
         caches.sandbox = await detect_sandbox()
     await _phase(settings, "workspace")
     workspace = await _workspace(settings, caches, notes)
+    if has_remote(snapshot):  # issue 26: the workspace of the primary environment
+        assert snapshot is not None
+        remote = await primary_workspace(snapshot, turn.turn_id, caches.remote, notes)
+        primary = snapshot.primary
+        if primary is None or not primary.is_local:
+            workspace = remote
     await _phase(settings, "mcp")
     mcp = await _mcp_binding(settings, mcp_runtime, required_mcp_servers)
     await _phase(settings, "tools")
@@ -240,6 +260,23 @@ async def _agents_md(
     caches.last_agents_md = loaded
     notes.extend(loaded.warnings)
     return loaded
+
+
+async def _environments_agents_md(
+    turn: TurnContext,
+    settings: CaptureSettings,
+    caches: CaptureCaches,
+    snapshot: EnvironmentSnapshot,
+    notes: list[str],
+) -> LoadedAgentsMd:
+    return await environments_agents_md(
+        snapshot,
+        settings.agents_md_config,
+        settings.user_instructions,
+        functools.partial(caches.agents_md.get, turn.cwd, settings.agents_md_config),
+        caches.remote,
+        notes,
+    )
 
 
 async def _skills(
@@ -326,7 +363,13 @@ def build_world_state(
     world_state = WorldState()
     world_state.add(ModelSection(turn.model, turn.base_instructions, previous_model))
     if step.agents_md is not None:  # None: not loaded in time (see step.notes)
-        world_state.add(AgentsMdSection(step.agents_md.text, step.agents_md.directory))
+        world_state.add(
+            AgentsMdSection(
+                step.agents_md.text,
+                step.agents_md.directory,
+                environments=step.agents_md.environments,
+            )
+        )
     world_state.add(_permissions(step))
     world_state.add(
         EnvironmentsSection(
