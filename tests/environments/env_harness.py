@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from mini_codex.config import load_config
+from mini_codex.config import Config, load_config
 from mini_codex.environments.config import EnvironmentsConfig, ExecutorSpec
 from mini_codex.host import SessionOptions, open_options
 from mini_codex.protocol import FunctionCallOutput, Message
@@ -71,7 +71,11 @@ def stdio_spec(env_id: str, *, gate: Path | None = None) -> ExecutorSpec:
 
 @asynccontextmanager
 async def session(
-    tmp_path: Path, script: Sequence[ScriptStep], environments: EnvironmentsConfig | None
+    tmp_path: Path,
+    script: Sequence[ScriptStep],
+    environments: EnvironmentsConfig | None,
+    *,
+    config_overrides: Config | None = None,
 ) -> AsyncIterator[tuple[Session, ScriptedModel]]:
     cwd, home = tmp_path / "work", tmp_path / "home"
     cwd.mkdir(exist_ok=True)
@@ -81,7 +85,7 @@ async def session(
         cwd=cwd,
         home=home,
         client=model,
-        config=load_config(None, ["tools.unified_exec=true"]),
+        config=config_overrides or load_config(None, ["tools.unified_exec=true"]),
         sandbox=SandboxPolicy.danger_full_access(),
         env=ENV,
         environ=dict(os.environ),

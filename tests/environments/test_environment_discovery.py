@@ -5,13 +5,14 @@ mount namespace where the session's cwd is another directory, so "there" really 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from env_harness import MINI, session, wait_states
+from env_harness import FIXTURES, MINI, session, wait_states, ws_executor
 
 from mini_codex.environments.config import EnvironmentsConfig, ExecutorSpec
 from mini_codex.protocol import Message
@@ -143,5 +144,50 @@ async def test_an_environment_that_becomes_ready_adds_only_its_agents_md(tmp_pat
     )
     assert per_request[1] == per_request[0]
     assert per_request[2] == [*per_request[0], added]
+    assert rollout_path is not None
+    assert verify_rollout(list(read_rollout(rollout_path).lines)) == []
+
+
+def _developer_texts(prompt_input: Any) -> list[str]:
+    return [
+        part.text
+        for item in prompt_input
+        if isinstance(item, Message) and item.role == "developer"
+        for part in item.content
+        if hasattr(part, "text")
+    ]
+
+
+async def test_the_environments_instructions_with_the_feature(tmp_path: Path) -> None:
+    from mini_codex.config import load_config
+
+    codex = json.loads((FIXTURES / "codex_environments_instructions_request.json").read_text())
+    [codex_text] = [
+        part["text"]
+        for item in codex["input"]
+        if item.get("role") == "developer"
+        for part in item["content"]
+        if part.get("text", "").startswith("<environments_instructions>")
+    ]
+    script: list[ScriptStep] = [
+        ScriptedResponse([function_call("exec_command", {"cmd": "true"}, "c1")]),
+        ScriptedResponse([assistant("ok")]),
+    ]
+    async with ws_executor(tmp_path) as (url, _process):
+        spec = ExecutorSpec(id="worker", url=url, connect_timeout_s=30)
+        config = EnvironmentsConfig("local", True, (spec,))
+        overrides = ["tools.unified_exec=true", "features.deferred_executor=true"]
+        async with session(
+            tmp_path, script, config, config_overrides=load_config(None, overrides)
+        ) as (opened, model):
+            await wait_states(opened, {"local": "ready", "worker": "ready"})
+            await opened.run_turn("hello")
+            rollout_path = opened.rollout_path
+    first = _developer_texts(model.prompts[0].input)
+    starts = [text.split("\n", 1)[0] for text in first]
+    index = first.index(codex_text)
+    assert starts[index - 1].startswith("<permissions")
+    assert starts[index + 1].startswith("<tool")
+    assert codex_text not in _developer_texts(model.prompts[1].input)[len(first) :]
     assert rollout_path is not None
     assert verify_rollout(list(read_rollout(rollout_path).lines)) == []

@@ -54,6 +54,9 @@ from mini_codex.world_state.sections import (
 )
 from mini_codex.world_state.sections.capture_notes import CaptureNotesSection
 from mini_codex.world_state.sections.environments import Environment
+from mini_codex.world_state.sections.environments_instructions import (
+    EnvironmentsInstructionsSection,
+)
 from mini_codex.world_state.sections.permissions import landlock_note, unsandboxed_note
 from mini_codex.world_state.sections.workspace import WorkspaceSection
 from mini_codex.world_state.workspace_files import WorkspaceFiles
@@ -376,6 +379,8 @@ def build_world_state(
             step.environments, current_date=turn.current_date, timezone=turn.timezone
         )
     )
+    if turn.session.config.features.deferred_executor:
+        world_state.add(EnvironmentsInstructionsSection(True))
     if step.workspace is not None:  # None: not listed in time (see step.notes)
         world_state.add(
             WorkspaceSection(step.workspace, persist_cap=persist_cap, render_cap=render_cap)
