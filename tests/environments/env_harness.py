@@ -8,7 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from mini_codex.environments.config import EnvironmentsConfig, ExecutorSpec
 from mini_codex.host import SessionOptions, open_options
 from mini_codex.protocol import FunctionCallOutput, Message
 from mini_codex.protocol.policy import SandboxPolicy
+from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.session import Session
 from mini_codex.testing import ScriptedModel, ScriptStep
 
@@ -76,6 +77,7 @@ async def session(
     environments: EnvironmentsConfig | None,
     *,
     config_overrides: Config | None = None,
+    on_event: Callable[[SessionEvent], None] | None = None,
 ) -> AsyncIterator[tuple[Session, ScriptedModel]]:
     cwd, home = tmp_path / "work", tmp_path / "home"
     cwd.mkdir(exist_ok=True)
@@ -90,6 +92,7 @@ async def session(
         env=ENV,
         environ=dict(os.environ),
         environments=environments,
+        on_event=on_event,
     )
     async with open_options(options) as opened:
         yield opened, model

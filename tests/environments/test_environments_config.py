@@ -100,10 +100,22 @@ initialize_timeout_sec = 7
             '[[environments]]\nid = "a"\nprogram = "ssh"\nconnect_timeout_sec = 1\n',
             "environments[0]: connect_timeout_sec requires url",
         ),
+        (
+            '[[environments]]\nid = "a"\nurl = "ws://h:1"\ncapability_roots = ["rel/skills"]\n',
+            "environments[0]: capability_roots must be a list of absolute paths",
+        ),
         ('default = "elsewhere"\n', "default 'elsewhere' is not a configured environment"),
         ("default = [\n", "not valid TOML"),
     ],
 )
+def test_capability_roots(tmp_path: Path) -> None:
+    config = _load(
+        tmp_path,
+        '[[environments]]\nid = "a"\nurl = "ws://h:1"\ncapability_roots = ["/srv/skills"]\n',
+    )
+    assert config.executors[0].capability_roots == ("/srv/skills",)
+
+
 def test_bad_files_are_one_clear_error(tmp_path: Path, text: str, error: str) -> None:
     with pytest.raises(ConfigError) as raised:
         _load(tmp_path, text)

@@ -32,6 +32,7 @@ from mini_codex.runtime.deadline import DeadlineCall, Late
 from mini_codex.runtime.environment_discovery import (
     EnvironmentCaches,
     environments_agents_md,
+    executor_skills,
     has_remote,
     primary_workspace,
 )
@@ -43,6 +44,8 @@ from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.sandbox.launch import detect_sandbox
 from mini_codex.sandbox.policy import writable_roots
 from mini_codex.skills.capture import capture_skills
+from mini_codex.skills.executor import render_executor_skills
+from mini_codex.skills.executor_section import ExecutorSkillsSection
 from mini_codex.world_state import WorldState, WorldStateExtension
 from mini_codex.world_state.extensions import ExtensionStores, contribute_sections
 from mini_codex.world_state.sections import (
@@ -170,6 +173,10 @@ async def capture_step(
     else:
         agents_md = await _agents_md(turn, settings, caches, notes)
     skills = await _skills(turn, settings, caches)
+    remote_skills = None
+    if has_remote(snapshot):  # issue 27 item 6: skills on the executors' capability roots
+        assert snapshot is not None
+        remote_skills = await executor_skills(snapshot, caches.remote, settings.on_warning)
     await _phase(settings, "sandbox")
     if caches.sandbox is None:
         caches.sandbox = await detect_sandbox()
@@ -205,6 +212,7 @@ async def capture_step(
         notes=tuple(display_path(note) for note in notes),
         environment_snapshot=snapshot,
         skills=skills,
+        executor_skills=remote_skills,
     )
     world_state = build_world_state(
         step,
@@ -381,6 +389,8 @@ def build_world_state(
     )
     if turn.session.config.features.deferred_executor:
         world_state.add(EnvironmentsInstructionsSection(True))
+    if step.executor_skills is not None:
+        world_state.add(ExecutorSkillsSection(render_executor_skills(step.executor_skills)))
     if step.workspace is not None:  # None: not listed in time (see step.notes)
         world_state.add(
             WorkspaceSection(step.workspace, persist_cap=persist_cap, render_cap=render_cap)

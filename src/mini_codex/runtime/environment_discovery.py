@@ -9,6 +9,9 @@ exactly the classic one.
   the way Codex labels them (``world_state.sections.agents_md.compose_environment_docs``). A
   remote read that takes longer than ``deadline_s`` is left out of this step with a note and
   tried again on the next.
+* ``executor_skills``: the skills of every ready remote environment's capability roots
+  (``skills.executor``: each root discovered once per session through ``fs/*``; hidden, not
+  forgotten, while its environment is not ready).
 * ``primary_workspace``: the workspace file set of the primary environment: the local scan when
   it is ``local``, else its cwd listed through ``fs/readDirectory``
   (``discovery.remote_workspace``, once per turn and connection).
@@ -26,12 +29,19 @@ from mini_codex.discovery.remote_agents_md import RemoteDocs, load_remote_agents
 from mini_codex.discovery.remote_workspace import RemoteListing, list_remote_workspace
 from mini_codex.environments.client import ExecServerClient, ExecutorGone
 from mini_codex.environments.manager import EnvironmentSnapshot, EnvironmentView
+from mini_codex.skills.executor import (
+    ExecutorSkill,
+    ExecutorSkillsCache,
+    discover_executor_skills,
+    environment_roots,
+)
 from mini_codex.world_state.sections.agents_md import EnvironmentDocs, compose_environment_docs
 from mini_codex.world_state.workspace_files import WorkspaceFiles
 
 __all__ = [
     "EnvironmentCaches",
     "environments_agents_md",
+    "executor_skills",
     "has_remote",
     "primary_workspace",
 ]
@@ -45,6 +55,7 @@ class EnvironmentCaches:
 
     agents_md: dict[str, tuple[ExecServerClient, RemoteDocs]] = field(default_factory=dict)
     workspace: dict[str, tuple[ExecServerClient, str, RemoteListing]] = field(default_factory=dict)
+    skills: ExecutorSkillsCache = field(default_factory=ExecutorSkillsCache)
 
 
 def has_remote(snapshot: EnvironmentSnapshot | None) -> bool:
@@ -134,3 +145,36 @@ async def primary_workspace(
     caches.workspace[primary.id] = (primary.client, turn_id, listing)
     notes.extend(f"{primary.id}: {warning}" for warning in listing.warnings)
     return listing.files
+
+
+async def executor_skills(
+    snapshot: EnvironmentSnapshot,
+    caches: EnvironmentCaches,
+    warn: Callable[[str], None] | None,
+    *,
+    deadline_s: float = DEFAULT_REMOTE_DEADLINE_S,
+) -> tuple[ExecutorSkill, ...]:
+    found: list[ExecutorSkill] = []
+    for entry in snapshot.entries:
+        if entry.is_local or entry.state != "ready" or entry.client is None:
+            continue
+        for root in environment_roots(entry.cwd, entry.capability_roots):
+            key = (entry.id, root)
+            if key not in caches.skills.found:
+                skills: tuple[ExecutorSkill, ...] | None = None
+                warnings: tuple[str, ...] = ()
+                with anyio.move_on_after(deadline_s):
+                    try:
+                        skills, warnings = await discover_executor_skills(
+                            entry.client, entry.id, root
+                        )
+                    except ExecutorGone:
+                        skills = None
+                if skills is None:
+                    continue  # tried again on the next step
+                caches.skills.found[key] = skills
+                if warn is not None:
+                    for warning in warnings:
+                        warn(warning)
+            found.extend(caches.skills.found[key])
+    return tuple(found)
