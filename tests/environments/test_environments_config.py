@@ -59,6 +59,14 @@ initialize_timeout_sec = 7
     ).ids() == ["devbox", "local", "worker"]
 
 
+def test_capability_roots(tmp_path: Path) -> None:
+    config = _load(
+        tmp_path,
+        '[[environments]]\nid = "a"\nurl = "ws://h:1"\ncapability_roots = ["/srv/skills"]\n',
+    )
+    assert config.executors[0].capability_roots == ("/srv/skills",)
+
+
 @pytest.mark.parametrize(
     ("text", "error"),
     [
@@ -108,14 +116,6 @@ initialize_timeout_sec = 7
         ("default = [\n", "not valid TOML"),
     ],
 )
-def test_capability_roots(tmp_path: Path) -> None:
-    config = _load(
-        tmp_path,
-        '[[environments]]\nid = "a"\nurl = "ws://h:1"\ncapability_roots = ["/srv/skills"]\n',
-    )
-    assert config.executors[0].capability_roots == ("/srv/skills",)
-
-
 def test_bad_files_are_one_clear_error(tmp_path: Path, text: str, error: str) -> None:
     with pytest.raises(ConfigError) as raised:
         _load(tmp_path, text)
