@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import anyio
 
 from mini_codex.protocol.exec_server import b64encode
-
-if TYPE_CHECKING:
-    from mini_codex.environments.client import ExecServerClient
 
 __all__ = ["ExecutorGone", "ExecutorRequestError", "RemoteProcess", "StdinClosed"]
 
@@ -49,8 +46,23 @@ class StdinClosed(Exception):
     """``process/write`` was not accepted (``stdinClosed`` / ``unknownProcess``)."""
 
 
+class _Client(Protocol):
+    """What a process needs of its connection (``client.ExecServerClient``)."""
+
+    @property
+    def connected(self) -> bool: ...
+
+    closed_reason: str | None
+
+    async def request(
+        self, method: str, params: Mapping[str, Any], *, timeout_s: float = ...
+    ) -> dict[str, Any]: ...
+
+    def forget(self, process_id: str) -> None: ...
+
+
 class RemoteProcess:
-    def __init__(self, client: ExecServerClient, process_id: str) -> None:
+    def __init__(self, client: _Client, process_id: str) -> None:
         self.client = client
         self.process_id = process_id
         self.started = time.monotonic()

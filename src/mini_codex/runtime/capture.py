@@ -31,10 +31,9 @@ from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.deadline import DeadlineCall, Late
 from mini_codex.runtime.environment_discovery import (
     EnvironmentCaches,
-    environments_agents_md,
-    executor_skills,
     has_remote,
     primary_workspace,
+    remote_agents_md_and_skills,
 )
 from mini_codex.runtime.environments_step import route_tools, step_snapshot, world_environments
 from mini_codex.runtime.extension_inputs import extension_context
@@ -58,7 +57,7 @@ from mini_codex.world_state.sections import (
 from mini_codex.world_state.sections.capture_notes import CaptureNotesSection
 from mini_codex.world_state.sections.environments import Environment
 from mini_codex.world_state.sections.environments_instructions import (
-    EnvironmentsInstructionsSection,
+    EnvironmentsInstructionsSection as EnvironmentsInstructions,
 )
 from mini_codex.world_state.sections.permissions import landlock_note, unsandboxed_note
 from mini_codex.world_state.sections.workspace import WorkspaceSection
@@ -165,29 +164,24 @@ async def capture_step(
     environments, snapshot = await _environments(turn, caches)
     notes: list[str] = []
     await _phase(settings, "agents_md")
-    if has_remote(snapshot):  # issue 26: every ready environment's AGENTS.md, labeled
-        assert snapshot is not None
-        agents_md: LoadedAgentsMd | None = await _environments_agents_md(
-            turn, settings, caches, snapshot, notes
-        )
+    remote = snapshot if has_remote(snapshot) else None  # issues 26 / 27.6: remote environments
+    agents_md: LoadedAgentsMd | None
+    if remote is not None:  # every ready environment's AGENTS.md, and executor skills
+        local_docs = functools.partial(caches.agents_md.get, turn.cwd, settings.agents_md_config)
+        agents_md, remote_skills = await remote_agents_md_and_skills(
+            remote, settings.agents_md_config, settings.user_instructions, local_docs,
+            caches.remote, notes, settings.on_warning,
+        )  # fmt: skip
     else:
-        agents_md = await _agents_md(turn, settings, caches, notes)
+        agents_md, remote_skills = await _agents_md(turn, settings, caches, notes), None
     skills = await _skills(turn, settings, caches)
-    remote_skills = None
-    if has_remote(snapshot):  # issue 27 item 6: skills on the executors' capability roots
-        assert snapshot is not None
-        remote_skills = await executor_skills(snapshot, caches.remote, settings.on_warning)
     await _phase(settings, "sandbox")
     if caches.sandbox is None:
         caches.sandbox = await detect_sandbox()
     await _phase(settings, "workspace")
     workspace = await _workspace(settings, caches, notes)
-    if has_remote(snapshot):  # issue 26: the workspace of the primary environment
-        assert snapshot is not None
-        remote = await primary_workspace(snapshot, turn.turn_id, caches.remote, notes)
-        primary = snapshot.primary
-        if primary is None or not primary.is_local:
-            workspace = remote
+    if remote is not None:  # the workspace of the primary environment
+        workspace = await primary_workspace(remote, turn.turn_id, caches.remote, notes, workspace)
     await _phase(settings, "mcp")
     mcp = await _mcp_binding(settings, mcp_runtime, required_mcp_servers)
     await _phase(settings, "tools")
@@ -271,23 +265,6 @@ async def _agents_md(
     caches.last_agents_md = loaded
     notes.extend(loaded.warnings)
     return loaded
-
-
-async def _environments_agents_md(
-    turn: TurnContext,
-    settings: CaptureSettings,
-    caches: CaptureCaches,
-    snapshot: EnvironmentSnapshot,
-    notes: list[str],
-) -> LoadedAgentsMd:
-    return await environments_agents_md(
-        snapshot,
-        settings.agents_md_config,
-        settings.user_instructions,
-        functools.partial(caches.agents_md.get, turn.cwd, settings.agents_md_config),
-        caches.remote,
-        notes,
-    )
 
 
 async def _skills(
@@ -374,12 +351,9 @@ def build_world_state(
     world_state = WorldState()
     world_state.add(ModelSection(turn.model, turn.base_instructions, previous_model))
     if step.agents_md is not None:  # None: not loaded in time (see step.notes)
+        loaded = step.agents_md
         world_state.add(
-            AgentsMdSection(
-                step.agents_md.text,
-                step.agents_md.directory,
-                environments=step.agents_md.environments,
-            )
+            AgentsMdSection(loaded.text, loaded.directory, environments=loaded.environments)
         )
     world_state.add(_permissions(step))
     world_state.add(
@@ -388,7 +362,7 @@ def build_world_state(
         )
     )
     if turn.session.config.features.deferred_executor:
-        world_state.add(EnvironmentsInstructionsSection(True))
+        world_state.add(EnvironmentsInstructions(True))
     if step.executor_skills is not None:
         world_state.add(ExecutorSkillsSection(render_executor_skills(step.executor_skills)))
     if step.workspace is not None:  # None: not listed in time (see step.notes)

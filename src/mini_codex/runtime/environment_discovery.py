@@ -44,6 +44,7 @@ __all__ = [
     "executor_skills",
     "has_remote",
     "primary_workspace",
+    "remote_agents_md_and_skills",
 ]
 
 DEFAULT_REMOTE_DEADLINE_S = 5.0
@@ -129,10 +130,13 @@ async def primary_workspace(
     turn_id: str,
     caches: EnvironmentCaches,
     notes: list[str],
+    local: WorkspaceFiles | None,
 ) -> WorkspaceFiles | None:
-    """The remote primary's file set (None: the primary is local, or there is none)."""
+    """The primary's file set: ``local`` when it is ``local``; None when there is none."""
     primary = snapshot.primary
-    if primary is None or primary.is_local or primary.client is None:
+    if primary is not None and primary.is_local:
+        return local
+    if primary is None or primary.client is None:
         return None
     cached = caches.workspace.get(primary.id)
     if cached is not None and cached[0] is primary.client and cached[1] == turn_id:
@@ -178,3 +182,19 @@ async def executor_skills(
                         warn(warning)
             found.extend(caches.skills.found[key])
     return tuple(found)
+
+
+async def remote_agents_md_and_skills(
+    snapshot: EnvironmentSnapshot,
+    config: AgentsMdConfig,
+    user_instructions: str | None,
+    local_docs: Callable[[], LoadedAgentsMd],
+    caches: EnvironmentCaches,
+    notes: list[str],
+    warn: Callable[[str], None] | None,
+) -> tuple[LoadedAgentsMd, tuple[ExecutorSkill, ...]]:
+    """The step's AGENTS.md (``environments_agents_md``) and executor skills."""
+    agents_md = await environments_agents_md(
+        snapshot, config, user_instructions, local_docs, caches, notes
+    )
+    return agents_md, await executor_skills(snapshot, caches, warn)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,7 +40,7 @@ from mini_codex.tools.base import (
 )
 from mini_codex.tools.shell import authorize_exec, confine_for_session, workdir_or_failure
 from mini_codex.tools.truncate import truncate_middle_bytes
-from mini_codex.tools.unified_exec.process import PtyProcess
+from mini_codex.tools.unified_exec.process import PtyProcess, SessionProcess
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
@@ -115,28 +115,6 @@ class WriteStdinArgs(BaseModel):
     chars: str = ""
     yield_time_ms: int | None = Field(default=None, ge=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
-
-
-class SessionProcess(Protocol):
-    """What a live session needs of its command: a local ``PtyProcess`` or a process on an
-    executor (``environments.remote_process.RemoteProcess``)."""
-
-    @property
-    def pid(self) -> int | None: ...
-
-    @property
-    def exit_code(self) -> int | None: ...
-
-    @property
-    def finished(self) -> bool: ...
-
-    async def read_for(
-        self, seconds: float, *, limit: int, on_output: Callable[[bytes], None] | None = None
-    ) -> tuple[bytes, int]: ...
-
-    async def write(self, chars: str) -> None: ...
-
-    async def kill(self) -> None: ...
 
 
 class _Live:
