@@ -35,7 +35,6 @@ from mini_codex.tools.base import (
     ToolContext,
     ToolOutput,
     ToolSpec,
-    load_tool_prompt,
     parse_arguments,
 )
 from mini_codex.tools.shell import authorize_exec, confine_for_session, workdir_or_failure
@@ -69,14 +68,19 @@ _PERMISSIONS: dict[str, Any] = {
     "justification": {"type": "string", "description": "With require_escalated: why."},
 }
 
+_OUTPUT_WAIT: dict[str, Any] = {
+    "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
+    "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+}
+"""How a call waits for and bounds the output it returns (both tools)."""
+
 EXEC_COMMAND_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
         "cmd": {"type": "string", "description": "Shell command to execute."},
         "workdir": {"type": "string", "description": "Working directory (default: the turn's)."},
         "tty": {"type": "boolean", "description": "Echo typed input like a terminal."},
-        "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
-        "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+        **_OUTPUT_WAIT,
         **_PERMISSIONS,
     },
     "required": ["cmd"],
@@ -88,8 +92,7 @@ WRITE_STDIN_PARAMETERS: dict[str, Any] = {
     "properties": {
         "session_id": {"type": "number", "description": "Identifier of the running session."},
         "chars": {"type": "string", "description": "Bytes to write (may be empty to poll)."},
-        "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
-        "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+        **_OUTPUT_WAIT,
     },
     "required": ["session_id"],
     "additionalProperties": False,
@@ -266,12 +269,8 @@ class ExecCommandTool:
         self.bwrap_executable = bwrap_executable
         self.sandboxes = SandboxPool(long_lived=long_lived_sandbox)
         """The session's long-lived sandbox for sandboxed commands (``sandbox.pool``)."""
-        self._spec = ToolSpec(
-            name="exec_command",
-            description=load_tool_prompt("exec_command.md"),
-            kind="function",
-            parameters=EXEC_COMMAND_PARAMETERS,
-            supports_parallel=True,
+        self._spec = ToolSpec.function(
+            "exec_command", EXEC_COMMAND_PARAMETERS, supports_parallel=True
         )
 
     @property
@@ -345,13 +344,7 @@ class WriteStdinTool:
 
     def __init__(self, sessions: UnifiedExecSessions) -> None:
         self.sessions = sessions
-        self._spec = ToolSpec(
-            name="write_stdin",
-            description=load_tool_prompt("write_stdin.md"),
-            kind="function",
-            parameters=WRITE_STDIN_PARAMETERS,
-            supports_parallel=False,
-        )
+        self._spec = ToolSpec.function("write_stdin", WRITE_STDIN_PARAMETERS)
 
     @property
     def spec(self) -> ToolSpec:
