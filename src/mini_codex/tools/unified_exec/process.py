@@ -25,9 +25,31 @@ from mini_codex.sandbox.exec import LocalProcess
 from mini_codex.sandbox.launch import PreparedCommand, SandboxRequest
 from mini_codex.sandbox.pool import SandboxPool
 
-__all__ = ["PtyProcess"]
+__all__ = ["PtyProcess", "SessionProcess"]
 
 _READ_CHUNK = 65536
+
+
+class SessionProcess(Protocol):
+    """What a live session needs of its command: a local ``PtyProcess`` or a process on an
+    executor (``environments.remote_process.RemoteProcess``)."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    async def read_for(
+        self, seconds: float, *, limit: int, on_output: Callable[[bytes], None] | None = None
+    ) -> tuple[bytes, int]: ...
+
+    async def write(self, chars: str) -> None: ...
+
+    async def kill(self) -> None: ...
 
 
 class _Handle(Protocol):

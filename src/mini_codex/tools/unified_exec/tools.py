@@ -39,13 +39,15 @@ from mini_codex.tools.base import (
 )
 from mini_codex.tools.shell import authorize_exec, confine_for_session, workdir_or_failure
 from mini_codex.tools.truncate import truncate_middle_bytes
-from mini_codex.tools.unified_exec.process import PtyProcess
+from mini_codex.tools.unified_exec.process import PtyProcess, SessionProcess
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
     "ExecCommandTool",
+    "SessionProcess",
     "UnifiedExecSessions",
     "WriteStdinTool",
+    "collect_session_output",
     "unified_exec_tools",
 ]
 
@@ -119,7 +121,7 @@ class WriteStdinArgs(BaseModel):
 
 
 class _Live:
-    def __init__(self, process: PtyProcess) -> None:
+    def __init__(self, process: SessionProcess) -> None:
         self.process = process
         self.lock = anyio.Lock()
 
@@ -143,7 +145,7 @@ class UnifiedExecSessions:
     def full(self) -> bool:
         return len(self._live) >= self.max_sessions
 
-    def add(self, process: PtyProcess) -> int:
+    def add(self, process: SessionProcess) -> int:
         session_id = self._next_id
         self._next_id += 1
         self._live[session_id] = _Live(process)
@@ -197,6 +199,31 @@ def _format(
 
 format_unified_output = _format
 """The model-visible text of one command (Codex 0.169's shape; see the module docstring)."""
+
+
+async def collect_session_output(
+    sessions: UnifiedExecSessions,
+    session_id: int,
+    yield_ms: int | None,
+    max_output_tokens: int | None,
+    started: float,
+    on_output: Callable[[bytes], None] | None,
+) -> ToolOutput:
+    """``exec_command``'s answer for a session just added (a remote command's too): its output
+    for ``yield_ms``; the session is kept when the command still runs."""
+    live = sessions.get(session_id)
+    assert live is not None
+    max_tokens = max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+    yield_ms = EXEC_YIELD_MS if yield_ms is None else yield_ms
+    try:
+        async with live.lock:
+            return await _collect(
+                sessions, session_id, live, yield_ms, max_tokens, started, on_output
+            )
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await sessions.finish(session_id)
+        raise
 
 
 async def _collect(
@@ -302,19 +329,14 @@ class ExecCommandTool:
         except OSError as exc:
             return ToolOutput.failure(f"failed to start {prepared.argv[0]}: {exc}")
         session_id = self.sessions.add(process)
-        live = self.sessions.get(session_id)
-        assert live is not None
-        max_tokens = args.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
-        yield_ms = EXEC_YIELD_MS if args.yield_time_ms is None else args.yield_time_ms
-        try:
-            async with live.lock:
-                return await _collect(
-                    self.sessions, session_id, live, yield_ms, max_tokens, started, ctx.on_output
-                )
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.sessions.finish(session_id)
-            raise
+        return await collect_session_output(
+            self.sessions,
+            session_id,
+            args.yield_time_ms,
+            args.max_output_tokens,
+            started,
+            ctx.on_output,
+        )
 
 
 class WriteStdinTool:
