@@ -45,6 +45,13 @@ def servers() -> Iterator[tuple[int, int]]:
         yield ports
 
 
+@pytest.fixture(scope="module")
+def root() -> Iterator[Path]:
+    """The repository under a path as long as the recorded one (the padding depends on it)."""
+    with RECORDER.repo_root() as link:
+        yield link
+
+
 def ours(home: Path, *args: str) -> str:
     result = CliRunner().invoke(
         app, ["mcp", "list", *args], env={"MINI_CODEX_HOME": str(home), "DOCS_KEY": ""}
@@ -59,23 +66,25 @@ def with_our_keys(listing: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**entry, **extra} for entry in listing]
 
 
-def test_mcp_list_matches_codex(servers: tuple[int, int], tmp_path: Path) -> None:
+def test_mcp_list_matches_codex(servers: tuple[int, int], root: Path, tmp_path: Path) -> None:
     port, plain = servers
-    (tmp_path / "config.toml").write_text(RECORDER.config_text(port, plain))
-    text = RECORDER.normalize(ours(tmp_path), port, plain)
+    (tmp_path / "config.toml").write_text(RECORDER.config_text(port, plain, root))
+    text = RECORDER.normalize(ours(tmp_path), port, plain, root)
     assert text == (FIXTURE / "list.txt").read_text()
-    listed = json.loads(RECORDER.normalize(ours(tmp_path, "--json"), port, plain))
+    listed = json.loads(RECORDER.normalize(ours(tmp_path, "--json"), port, plain, root))
     assert listed == with_our_keys(json.loads((FIXTURE / "list.json").read_text()))
-    assert RECORDER.normalize(ours(tmp_path, "--json"), port, plain).startswith(
+    assert RECORDER.normalize(ours(tmp_path, "--json"), port, plain, root).startswith(
         '[\n  {\n    "name"'
     )
 
 
-def test_the_real_codex_still_prints_the_fixture(servers: tuple[int, int], tmp_path: Path) -> None:
+def test_the_real_codex_still_prints_the_fixture(
+    servers: tuple[int, int], root: Path, tmp_path: Path
+) -> None:
     if not RECORDER.CODEX.exists():
         pytest.skip("node_modules is not installed (run `npm ci` at the repository root)")
     port, plain = servers
-    (tmp_path / "config.toml").write_text(RECORDER.config_text(port, plain))
+    (tmp_path / "config.toml").write_text(RECORDER.config_text(port, plain, root))
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CODEX_HOME": str(tmp_path)}
     outputs = []
     for args in ([], ["--json"]):
@@ -87,7 +96,7 @@ def test_the_real_codex_still_prints_the_fixture(servers: tuple[int, int], tmp_p
             check=True,
             timeout=120,
         )
-        outputs.append(RECORDER.normalize(done.stdout, port, plain))
+        outputs.append(RECORDER.normalize(done.stdout, port, plain, root))
     assert outputs[0] == (FIXTURE / "list.txt").read_text()
     # Codex's `env` map has no fixed key order (a Rust HashMap): compared as JSON.
     assert json.loads(outputs[1]) == json.loads((FIXTURE / "list.json").read_text())
