@@ -20,8 +20,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import jsonschema
-
 __all__ = [
     "ElicitationAnswer",
     "ElicitationHandler",
@@ -78,6 +76,8 @@ def answer_problem(request: ElicitationRequest, answer: ElicitationAnswer) -> st
         return None
     content = answer.content if answer.content is not None else {}
     schema = request.requested_schema or {"type": "object"}
+    import jsonschema  # lazily: ~50 ms, only when a server asks for a form
+
     try:
         validator = jsonschema.Draft202012Validator(schema)
         error = jsonschema.exceptions.best_match(validator.iter_errors(content))

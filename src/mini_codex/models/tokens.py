@@ -28,9 +28,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
-
-import tiktoken
+from typing import TYPE_CHECKING, Any
 
 from mini_codex.errors import ConfigError
 from mini_codex.models.base import Prompt, TokenUsage
@@ -49,6 +47,9 @@ from mini_codex.protocol.items import (
     UnknownContent,
     UnknownItem,
 )
+
+if TYPE_CHECKING:  # tiktoken is imported when an encoding is first built, not at start-up
+    import tiktoken
 
 # --- encodings ----------------------------------------------------------------------------------
 
@@ -137,6 +138,8 @@ def load_encoding(name: str) -> tiktoken.Encoding:
     with _lock:
         encoding = _loaded.get(name)
         if encoding is None:
+            import tiktoken
+
             spec = _spec(name)
             encoding = tiktoken.Encoding(
                 spec.name,
