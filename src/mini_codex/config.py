@@ -196,6 +196,13 @@ class HooksConfig(_Section):
     Stop: tuple[HookMatcher, ...] = ()
 
 
+class FeaturesConfig(_Section):
+    """``[features]``: Codex's feature flags that mini-codex knows."""
+
+    deferred_executor: bool = False
+    """Codex's ``deferred_executor``: the ``<environments_instructions>`` guidance is shown."""
+
+
 class Config(_Section):
     """The effective configuration (file + overrides)."""
 
@@ -242,6 +249,7 @@ class Config(_Section):
     notify: tuple[str, ...] | None = None
     """Argv run when a turn completes, with Codex's ``agent-turn-complete`` JSON appended."""
     hooks: HooksConfig = Field(default_factory=HooksConfig)
+    features: FeaturesConfig = Field(default_factory=FeaturesConfig)
     profile: str | None = None
     """The ``[profiles.NAME]`` table laid over the top-level keys (``--profile`` wins)."""
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
