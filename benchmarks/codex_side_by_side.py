@@ -23,13 +23,20 @@ of the largest process of the tree (``RUSAGE_CHILDREN``). ``--runs`` runs per ca
 reported. Without npm (and without ``--codex``) the benchmark prints why and exits 0 with a
 ``{"skipped": ...}`` final line.
 
-Final line: ``{"turn_wall_ratio": mini/Codex, "turn_rss_ratio": mini/Codex, "resume_100k_speedup":
-Codex/mini, "resume_300k_speedup": ..., "resume_300k_rss_ratio": mini/Codex, ...}``.
+* **first byte**: ``exec --json hi`` of each CLI against a listening socket on 127.0.0.1; the time
+  from spawn to the first byte of its first request (``first_byte.py``), ``max(--runs, 5)`` runs
+  each, alternating; the process is then killed.
+
+Final line: ``{"turn_wall_ratio": mini/Codex, "turn_rss_ratio": mini/Codex, "resume_10k_speedup":
+Codex/mini, "resume_100k_speedup": ..., "resume_300k_speedup": ..., "resume_300k_rss_ratio":
+mini/Codex, "first_byte_codex_s", "first_byte_mini_s", "first_byte_ratio": mini/Codex,
+"load_average", "bytecode", ...}``.
 
 Both CLIs run with ``HOME`` set to an empty directory (``base_env``). mini-codex is run from its
-installed script; compile the package first when this environment sets
-``PYTHONDONTWRITEBYTECODE`` (``uv run python -m compileall -q src``), as an installed CLI has its
-``.pyc`` files.
+installed script, with its bytecode compiled first (``bytecode.py``: ``compileall`` of the package
+and site-packages, as an installed CLI has its ``.pyc`` files; this environment sets
+``PYTHONDONTWRITEBYTECODE``). The machine's load average is printed: only the ratios of one run
+mean anything on a shared machine.
 
 Run: ``uv run python benchmarks/codex_side_by_side.py [--runs 3] [--sizes 10000,100000,300000]``.
 """
@@ -60,6 +67,9 @@ from fake_openai_server import (  # noqa: E402
     sse_reply,
     usage,
 )
+
+from bytecode import ensure_bytecode  # noqa: E402
+from first_byte import first_byte_s  # noqa: E402
 
 CODEX_VERSION = "0.169.0"
 SOURCE = (
@@ -304,7 +314,8 @@ def run_resume(codex: Path, tmp: Path, lines: int, runs: int) -> dict[str, list[
                     copy = work / "rollout.jsonl"
                     shutil.copyfile(source, copy)
                     env = {**base_env(work), "MINI_CODEX_HOME": str(home)}
-                    argv = [*mini_argv(), "resume", "--json", str(copy), "go on"]
+                    argv = [*mini_argv(), "resume", "--json", "--cd", str(work / "project"),
+                            str(copy), "go on"]  # fmt: skip
                 results[who].append(measure(argv, cwd=work / "project", env=env))
                 replayed[who].add(check_resume(who, server.requests))
             shutil.rmtree(work)
@@ -314,6 +325,30 @@ def run_resume(codex: Path, tmp: Path, lines: int, runs: int) -> dict[str, list[
             f"resume {lines}: the resumed requests carry different histories (tool outputs: "
             f"Codex {sorted(replayed['codex'])}, mini-codex {sorted(replayed['mini'])})"
         )
+    return results
+
+
+def run_first_byte(codex: Path, tmp: Path, runs: int) -> dict[str, list[float]]:
+    """Seconds from spawn to the first request byte of ``exec --json hi``, both CLIs, ``runs``
+    times each (alternating)."""
+    results: dict[str, list[float]] = {"codex": [], "mini": []}
+    for index in range(runs):
+        for who in ("codex", "mini"):
+            work = tmp / f"first-byte-{who}-{index}"
+            (work / "project").mkdir(parents=True)
+
+            def launch(
+                url: str, who: str = who, work: Path = work
+            ) -> tuple[list[str], dict[str, str]]:
+                if who == "codex":
+                    env = {**base_env(work), "OPENAI_API_KEY": "sk-local-fake",
+                           "CODEX_HOME": str(codex_home(work / "home", url))}  # fmt: skip
+                    return [str(codex), "exec", "--json", *CODEX_FLAGS, "hi"], env
+                env = {**base_env(work), "MINI_CODEX_HOME": str(mini_home(work / "home", url))}
+                return [*mini_argv(), "exec", "--json", "hi"], env
+
+            results[who].extend(first_byte_s(launch, work / "project", 1))
+            shutil.rmtree(work, ignore_errors=True)
     return results
 
 
@@ -334,7 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"skipped": "npm not available"}))
         return 0
     sizes = [int(size) for size in args.sizes.split(",") if size]
-    figures: dict[str, Any] = {"codex_version": CODEX_VERSION, "runs": args.runs}
+    condition = ensure_bytecode()
+    figures: dict[str, Any] = {"codex_version": CODEX_VERSION, "runs": args.runs,
+                               "bytecode": condition}  # fmt: skip
+    print(f"mini-codex: {condition}; load average {os.getloadavg()[0]:.1f}")
     print(f"{'case':<16} {'Codex s':>9} {'Codex MB':>9} {'mini s':>9} {'mini MB':>9} {'ratio':>7}")
 
     def report(name: str, results: dict[str, list[Run]]) -> tuple[Run, Run]:
@@ -355,6 +393,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAILED: {exc}", file=sys.stderr)
             print(json.dumps({"failed": str(exc)}))
             return 1
+        first = run_first_byte(codex, tmp, max(args.runs, 5))
+        c_first, m_first = (statistics.median(first[who]) for who in ("codex", "mini"))
+        print(f"{'first byte':<16} {c_first:>9.3f} {'':>9} {m_first:>9.3f} {'':>9} "
+              f"{m_first / c_first:>7.2f}")  # fmt: skip
+        figures["first_byte_codex_s"] = round(c_first, 3)
+        figures["first_byte_mini_s"] = round(m_first, 3)
+        figures["first_byte_ratio"] = round(m_first / c_first, 3)
         c, m = report("turn", turn)
         figures["turn_wall_ratio"] = round(m.wall_s / c.wall_s, 3)
         figures["turn_rss_ratio"] = round(m.rss_mb / c.rss_mb, 3)
@@ -369,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             c, m = report(name, resumed)
             figures[f"{name}_speedup"] = round(c.wall_s / m.wall_s, 3)
             figures[f"{name}_rss_ratio"] = round(m.rss_mb / c.rss_mb, 3)
+    figures["load_average"] = round(os.getloadavg()[0], 2)
     print(json.dumps(figures))
     return 0
 

@@ -14,7 +14,7 @@ SDK's HTTP stack) with the body as one bytes object.
 
 **Time to first request byte.** ``mini-codex exec --json`` spawned with a config whose provider
 points at a listening socket on 127.0.0.1; the time from spawn to the first byte the socket
-receives (the process is then stopped). Median of ``runs``.
+receives (the process is then stopped; ``first_byte.py``). Median of ``runs``.
 """
 
 from __future__ import annotations
@@ -23,9 +23,7 @@ import http.client
 import itertools
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +45,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "models"))
 
 from fake_openai_server import Reply, responses_events, serve, sse_reply, usage  # noqa: E402
+
+from first_byte import Launch, first_byte_s  # noqa: E402
 
 OUTPUT_CHARS = 2_000
 RAW_POSTS = 7
@@ -165,40 +165,42 @@ def long_history(steps: int, megabytes: float) -> dict[str, Any]:
     }
 
 
-def first_request_byte_s(runs: int = 3) -> float:
-    """Median seconds from spawning ``mini-codex exec --json`` to its first request byte."""
+ENTRY = "from mini_codex.cli.entry import main; main()"
+
+
+def mini_argv() -> list[str]:
+    """The installed ``mini-codex`` script (or the entry point through this interpreter)."""
     script = Path(sys.executable).parent / "mini-codex"
-    argv = [str(script)] if script.exists() else [sys.executable, "-c",
-            "from mini_codex.cli.main import app; app()"]  # fmt: skip
-    times = []
-    for _ in range(runs):
-        with socket.socket() as sock, tempfile.TemporaryDirectory() as tmp:
-            sock.bind(("127.0.0.1", 0))
-            sock.listen(1)
-            port = sock.getsockname()[1]
-            home = Path(tmp)
-            (home / "config.toml").write_text(
-                'model = "gpt-5.1-codex"\nmodel_provider = "local"\n[model_providers.local]\n'
-                f'name = "local"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
-                "request_max_retries = 0\nstream_max_retries = 0\n"
-            )
-            started = time.perf_counter()
-            child = subprocess.Popen(
-                [*argv, "exec", "--json", "hi"],
-                env={**os.environ, "MINI_CODEX_HOME": str(home)},
-                cwd=home,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            sock.settimeout(60)
-            conn, _ = sock.accept()
-            conn.recv(1)
-            times.append(time.perf_counter() - started)
-            conn.close()
-            child.kill()
-            child.wait()
-    return statistics.median(times)
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", ENTRY]
+
+
+def mini_exec_launch(home: Path, argv: list[str] | None = None) -> Launch:
+    """``mini-codex exec --json hi`` (``argv``: how mini-codex is started, default
+    :func:`mini_argv`) with a config (in ``home``) whose provider is the URL."""
+
+    def launch(url: str) -> tuple[list[str], dict[str, str]]:
+        (home / "config.toml").write_text(
+            'model = "gpt-5.1-codex"\nmodel_provider = "local"\n[model_providers.local]\n'
+            f'name = "local"\nbase_url = "{url}"\n'
+            "request_max_retries = 0\nstream_max_retries = 0\n"
+        )
+        env = {**os.environ, "MINI_CODEX_HOME": str(home), "HOME": str(home)}
+        return [*(argv or mini_argv()), "exec", "--json", "hi"], env
+
+    return launch
+
+
+def first_request_byte_runs(runs: int = 5) -> list[float]:
+    """Seconds from spawning ``mini-codex exec --json`` to its first request byte, per run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return first_byte_s(mini_exec_launch(Path(tmp)), Path(tmp), runs)
+
+
+def first_request_byte_s(runs: int = 5) -> float:
+    """Median of :func:`first_request_byte_runs`."""
+    return statistics.median(first_request_byte_runs(runs))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 1. **Launch → ready composer.** The real ``mini-codex`` (scripted model) is started in a tmux
    terminal (inline mode, 100×30); the time until the composer's placeholder is on the screen is
-   measured RUNS times (median reported). Goal: ≤ 1.5 s. Also reported: the time until the
-   session is open (the status line shows it; a prompt sent before is sent then).
+   measured RUNS times (median reported). Goal: ≤ 0.35 s (issue 30; it was 1.5 s in issue 15).
+   The package and site-packages are compiled first (``bytecode.py``), as an installed CLI has
+   its ``.pyc`` files; the load average is printed with the figures. Also reported: the time
+   until the session is open (the status line shows it; a prompt sent before is sent then).
 2. **Streaming render throughput.** A headless app (80×24) receives ``agent_message_delta`` events
    at RATE deltas/s (one token of ~4 characters each) for SECONDS seconds, paced by the clock, in
    the same event loop as the UI (so a UI that cannot keep up slows the producer down). Reported:
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import anyio
 
+from bytecode import ensure_bytecode
 from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
@@ -49,6 +52,7 @@ from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.run import build_app, ui_harness
 
 MINI_CODEX = Path(sys.executable).parent / "mini-codex"
+LAUNCH_GOAL_S = 0.35
 READY_TEXT = "Ask mini-codex"
 SESSION_TEXT = "approvals "
 """The status line names the approval policy once the session is open."""
@@ -179,6 +183,7 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
+    condition = ensure_bytecode()
     tmp = Path(tempfile.mkdtemp(prefix="mini-codex-ui-bench-"))
     try:
         both = [launch_once(tmp, i) for i in range(args.runs)]
@@ -189,6 +194,7 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     launch = statistics.median(launches)
+    print(f"{condition}; load average {os.getloadavg()[0]:.1f}")
     print(f"launch → ready composer: median {launch:.3f} s over {args.runs} runs {launches}")
     print(f"launch → session open (status line): median {statistics.median(sessions):.3f} s")
     print(
@@ -202,7 +208,7 @@ def main() -> None:
     result = {
         "launch_to_ready_s": round(launch, 3),
         "launch_runs_s": [round(x, 3) for x in launches],
-        "launch_goal_s": 1.5,
+        "launch_goal_s": LAUNCH_GOAL_S,
         "launch_to_session_open_s": round(statistics.median(sessions), 3),
         "stream_requested_rate": args.rate,
         "stream_achieved_rate": round(streamed["achieved_rate"]),
@@ -211,9 +217,11 @@ def main() -> None:
         "tail_events": tailed["events"],
         "tail_lag_ms": round(tailed["lag_ms"], 1),
         "tail_lag_goal_ms": 50,
-        "launch_ok": launch <= 1.5,
+        "launch_ok": launch <= LAUNCH_GOAL_S,
         "stream_ok": streamed["achieved_rate"] >= 0.95 * args.rate and streamed["lag_ms"] < 50,
         "tail_ok": tailed["lag_ms"] < 50,
+        "load_average": round(os.getloadavg()[0], 2),
+        "bytecode": condition,
     }
     print(json.dumps(result))
 

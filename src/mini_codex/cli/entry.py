@@ -22,6 +22,10 @@ from mini_codex.cli.signals import (
 
 __all__ = ["SignalExit", "install", "main", "settle_heap"]
 
+launching = False
+"""True once :func:`main` runs: the process is the ``mini-codex`` command (``cli/main.py``
+registers only the sub-command it names, none for the interactive UI)."""
+
 
 def _first_interrupt(group: BaseExceptionGroup[BaseException]) -> KeyboardInterrupt | None:
     for exc in group.exceptions:
@@ -50,8 +54,10 @@ def _signal_behind(exc: BaseException) -> SignalExit | None:
 
 def main() -> None:
     """Run the ``mini-codex`` application with the signal handling above."""
+    global launching
     mark_owner()
     install()
+    launching = True  # read by cli/main.py: a command line naming no command is the UI's
     try:
         from mini_codex.cli.main import app
 

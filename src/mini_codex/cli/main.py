@@ -178,11 +178,36 @@ def main(
     exit_with(lambda: run_interactive(options, prompt=prompt))
 
 
-def _register(argv: Sequence[str]) -> None:
+def _first_word(argv: Sequence[str]) -> str | None:
+    """The first positional word of the group's arguments (after its options and their
+    values), or None."""
+    index = 1
+    while index < len(argv):
+        word = argv[index]
+        if word == "--":
+            return None
+        if word in _VALUE_OPTIONS:
+            index += 2
+            continue
+        if not word.startswith("-"):
+            return word
+        index += 1
+    return None
+
+
+def _register(argv: Sequence[str], *, launched: bool) -> None:
     """Register the sub-commands; when argv names one, only that one (start-up: the other
-    groups import rich, tomlkit and the rollout inspector, ~0.2 s the command never needs)."""
-    named = next((arg for arg in argv[1:] if not arg.startswith("-")), None)
-    only = named if named in _COMMANDS else None
+    groups import the runtime, rich, tomlkit and the rollout inspector, time the command never
+    needs). When the console entry point runs the process (``launched``) and argv names none
+    (the interactive UI, with or without a prompt), none; ``--help`` lists them all. Imported
+    in-process (tests, embedders invoking ``app``), every command is registered."""
+    named = _first_word(argv)
+    if named in _COMMANDS:
+        only: str | None = named
+    elif launched and "--help" not in argv[1:]:
+        only = ""
+    else:
+        only = None
 
     if only in (None, "exec", "resume"):
         from mini_codex.cli.resume_cmd import resume_command
@@ -279,4 +304,4 @@ _COMMANDS = (
     "exec-server",
     "app-server",
 )
-_register(sys.argv)
+_register(sys.argv, launched=getattr(sys.modules.get("mini_codex.cli.entry"), "launching", False))

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from pathspec import GitIgnoreSpec
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+if TYPE_CHECKING:  # pathspec (~30 ms) is imported when a pattern is first compiled
+    from pathspec import GitIgnoreSpec
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
 __all__ = [
     "MAX_IGNORE_FILE_BYTES",
@@ -176,6 +177,8 @@ class IgnoreRules:
         if spec is None:
             if len(self._specs) >= _SPEC_CACHE_SIZE:
                 self._specs.clear()
+            from pathspec import GitIgnoreSpec
+
             compiled = [self._valid_pattern(index) for index in key]
             spec = GitIgnoreSpec([pattern for pattern in compiled if pattern is not None])
             self._specs[key] = spec
@@ -218,6 +221,8 @@ class IgnoreRules:
         """The compiled pattern of line ``index``; raises ``ValueError`` for an invalid one."""
         pattern = self._compiled.get(index)
         if pattern is None:
+            from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
             pattern = GitIgnoreSpecPattern(self._lines[index])
             self._compiled[index] = pattern
         return pattern

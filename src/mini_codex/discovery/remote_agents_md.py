@@ -25,7 +25,7 @@ import anyio
 
 from mini_codex.discovery.agents_md import AgentsMdConfig
 from mini_codex.environments.client import ExecServerClient, ExecutorRequestError
-from mini_codex.protocol.exec_server import file_uri
+from mini_codex.protocol.exec_server_codec import file_uri
 
 __all__ = ["RemoteDocs", "gather", "load_remote_agents_md", "metadata_of", "remote_metadata"]
 

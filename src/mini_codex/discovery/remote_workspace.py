@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from mini_codex.discovery.remote_agents_md import gather
 from mini_codex.environments.client import ExecServerClient, ExecutorRequestError
-from mini_codex.protocol.exec_server import file_uri
+from mini_codex.protocol.exec_server_codec import file_uri
 from mini_codex.world_state.workspace_files import WorkspaceFiles
 
 __all__ = ["RemoteListing", "list_remote_workspace"]

@@ -29,7 +29,7 @@ from mini_codex.environments.remote_process import (
     RemoteProcess,
 )
 from mini_codex.environments.transport import MessageStream, TransportClosed
-from mini_codex.protocol.exec_server import b64decode, b64encode, file_uri
+from mini_codex.protocol.exec_server_codec import b64decode, b64encode, file_uri
 
 __all__ = [
     "ExecServerClient",

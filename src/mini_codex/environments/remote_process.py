@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from mini_codex.protocol.exec_server import b64encode
+from mini_codex.protocol.exec_server_codec import b64encode
 
 __all__ = ["ExecutorGone", "ExecutorRequestError", "RemoteProcess", "StdinClosed"]
 

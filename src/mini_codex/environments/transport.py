@@ -10,13 +10,14 @@ without limit. What does not belong here: JSON-RPC (``rpc.py``), what the messag
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+if TYPE_CHECKING:  # websockets (~40 ms) is imported when a websocket is opened, not before
+    from websockets.asyncio.client import ClientConnection
+    from websockets.asyncio.server import ServerConnection
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
@@ -49,12 +50,16 @@ class WebSocketStream:
         self.connection = connection
 
     async def send(self, text: str) -> None:
+        from websockets.exceptions import ConnectionClosed
+
         try:
             await self.connection.send(text)
         except ConnectionClosed as exc:
             raise TransportClosed(f"websocket closed: {exc}") from exc
 
     async def receive(self) -> str:
+        from websockets.exceptions import ConnectionClosed
+
         try:
             frame = await self.connection.recv()
         except ConnectionClosed as exc:
@@ -123,6 +128,9 @@ async def open_websocket(
     url: str, *, timeout_s: float, headers: Mapping[str, str] | None = None
 ) -> WebSocketStream:
     """Connect (bounded by ``timeout_s``); a clear ``OSError``-like message on failure."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidHandshake, InvalidURI
+
     try:
         with anyio.fail_after(timeout_s):
             connection = await connect(

@@ -48,6 +48,7 @@ import httpx2
 
 from mini_codex._version import __version__
 from mini_codex.models.errors import ProviderError
+from mini_codex.models.lazy_tls import async_client
 from mini_codex.models.request_body import ChunkedBody
 from mini_codex.models.retry import classify_http_status
 from mini_codex.models.sse import TRANSPORT_ERRORS, EventStream, SseDecoder, transport_error
@@ -182,9 +183,7 @@ class HttpPost:
         self.target = target
         self._headers = target.headers()
         self._timeout = target.timeout()
-        self._client = http_client or httpx2.AsyncClient(
-            timeout=self._timeout, follow_redirects=True
-        )
+        self._client = http_client or async_client(timeout=self._timeout, follow_redirects=True)
 
     async def stream(self, path: str, body: bytes | ChunkedBody) -> EventStream:
         """POST ``body`` (JSON bytes, or pieces of them) to ``path``, with request retries."""

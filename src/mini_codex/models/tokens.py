@@ -28,15 +28,16 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
-
-import tiktoken
+from typing import TYPE_CHECKING, Any
 
 from mini_codex import protocol
 from mini_codex.errors import ConfigError
 from mini_codex.models.base import Prompt, TokenUsage
 from mini_codex.models.request_body import ItemCache
 from mini_codex.protocol.items import ResponseItem
+
+if TYPE_CHECKING:  # tiktoken is imported when an encoding is first built, not at start-up
+    import tiktoken
 
 # --- encodings ----------------------------------------------------------------------------------
 
@@ -125,6 +126,8 @@ def load_encoding(name: str) -> tiktoken.Encoding:
     with _lock:
         encoding = _loaded.get(name)
         if encoding is None:
+            import tiktoken
+
             spec = _spec(name)
             encoding = tiktoken.Encoding(
                 spec.name,

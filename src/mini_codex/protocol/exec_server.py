@@ -12,12 +12,12 @@ Params models ignore fields they do not use (the CLI sends ``metadata``, ``arg0`
 
 from __future__ import annotations
 
-import base64
 from typing import Any, Final, Literal, TypeAlias
-from urllib.parse import quote, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from mini_codex.protocol.exec_server_codec import b64decode, b64encode, file_uri, uri_path
 
 __all__ = [
     "INVALID_PARAMS",
@@ -125,32 +125,3 @@ class CopyParams(_Params):
     source_path: str
     destination_path: str
     recursive: bool
-
-
-def b64encode(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-def b64decode(text: str) -> bytes:
-    """Strict base64 (raises ``ValueError`` on anything else)."""
-    return base64.b64decode(text.encode("ascii"), validate=True)
-
-
-def file_uri(path: str) -> str:
-    """``/a b/c`` → ``file:///a%20b/c``."""
-    return "file://" + quote(path, safe="/:@!$&'()*+,;=-._~")
-
-
-def uri_path(uri: str) -> str:
-    """The absolute path of a ``file:`` URI; ``ValueError`` with Codex's wording otherwise."""
-    parts = urlsplit(uri)
-    if not parts.scheme:
-        raise ValueError("invalid URI: relative URL without a base")
-    if parts.scheme != "file":
-        raise ValueError(f"invalid URI: expected a file: URI, got {parts.scheme}:")
-    if parts.netloc not in ("", "localhost"):
-        raise ValueError(f"invalid URI: file URI with a host ({parts.netloc}) is not local")
-    path = unquote(parts.path)
-    if not path.startswith("/"):
-        raise ValueError("invalid URI: the path is not absolute")
-    return path

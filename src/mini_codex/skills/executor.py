@@ -20,7 +20,7 @@ import posixpath
 from dataclasses import dataclass
 
 from mini_codex.environments.client import ExecServerClient, ExecutorRequestError
-from mini_codex.protocol.exec_server import file_uri
+from mini_codex.protocol.exec_server_codec import file_uri
 from mini_codex.skills.frontmatter import SkillParseError, parse_skill_text
 
 __all__ = [

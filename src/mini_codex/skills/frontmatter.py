@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 __all__ = [
     "MAX_DESCRIPTION_LEN",
     "MAX_NAME_LEN",
@@ -24,8 +22,16 @@ __all__ = [
     "single_line",
 ]
 
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's loader when PyYAML has it (about 10x faster), else the pure-Python one."""
+
+def _load(text: str) -> Any:
+    """``text`` parsed with libyaml's loader when PyYAML has it (about 10x faster), else the
+    pure-Python one; raises ``yaml.YAMLError``. PyYAML (~35 ms to import) is imported here, when
+    a skill file is parsed, not at start-up."""
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(text, Loader=loader)
+
 
 MAX_NAME_LEN = 64
 MAX_DESCRIPTION_LEN = 1024
@@ -70,8 +76,10 @@ def parse_skill_text(text: str, folder_name: str) -> ParsedFrontmatter:
     raw = _frontmatter(text)
     if raw is None:
         raise SkillParseError("missing YAML frontmatter delimited by ---")
+    import yaml
+
     try:
-        data = yaml.load(raw, Loader=_LOADER)
+        data = _load(raw)
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "parse error"
         raise SkillParseError(f"invalid YAML: {first}") from None
@@ -90,8 +98,10 @@ def parse_skill_text(text: str, folder_name: str) -> ParsedFrontmatter:
 
 def allows_implicit_invocation(metadata_text: str) -> bool:
     """``policy.allow_implicit_invocation`` of an ``agents/openai.yaml`` (fail open: True)."""
+    import yaml
+
     try:
-        data = yaml.load(metadata_text, Loader=_LOADER)
+        data = _load(metadata_text)
     except yaml.YAMLError:
         return True
     policy = data.get("policy") if isinstance(data, dict) else None

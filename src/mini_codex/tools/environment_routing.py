@@ -20,7 +20,7 @@ from typing import Any
 
 from mini_codex.environments.client import ExecutorGone, ExecutorRequestError
 from mini_codex.environments.manager import EnvironmentView
-from mini_codex.protocol.exec_server import b64encode, file_uri
+from mini_codex.protocol.exec_server_codec import b64encode, file_uri
 from mini_codex.tools.base import Tool, ToolContext, ToolOutput, ToolSpec
 from mini_codex.tools.images import MAX_IMAGE_BYTES, image_mime_type
 from mini_codex.tools.remote_exec import run_remote_command

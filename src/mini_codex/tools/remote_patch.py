@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from mini_codex.environments.client import ExecServerClient, ExecutorGone, ExecutorRequestError
-from mini_codex.protocol.exec_server import file_uri
+from mini_codex.protocol.exec_server_codec import file_uri
 from mini_codex.tools.apply_patch.apply import ApplyResult, FileChange
 from mini_codex.tools.apply_patch.content import HunkMismatchError, apply_chunks
 from mini_codex.tools.apply_patch.parser import (
