@@ -105,3 +105,5 @@ class StepContext:
     classic single local environment."""
     skills: StepSkills | None = None
     """The turn's skills (catalog, ``host_skills`` section); None when skills are off."""
+    subagents: str | None = None
+    """The open child agents, one ``- ID: NICKNAME`` line each (``environments`` section)."""
