@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,14 @@ class Child:
     done: anyio.Event = field(default_factory=anyio.Event)
     tracker: Any = None
     """The child's ``TurnTracker`` (``child.py``)."""
+
+
+def check_id(agent_id: str) -> None:
+    """Agent ids are thread ids (UUIDs); anything else is refused, as Codex does."""
+    try:
+        uuid.UUID(agent_id)
+    except ValueError:
+        raise MiniCodexError(f"invalid agent id {agent_id}: not a thread id") from None
 
 
 class AgentControl:
@@ -129,6 +138,7 @@ class AgentControl:
         return "\n".join(lines) or None
 
     def status(self, agent_id: str) -> AgentStatus:
+        check_id(agent_id)
         child = self.children.get(agent_id)
         return child.status if child is not None else NOT_FOUND
 
@@ -173,6 +183,7 @@ class AgentControl:
         return new_thread_id(int(time.time() * 1000), os.urandom(10))
 
     async def resume(self, agent_id: str) -> AgentStatus:
+        check_id(agent_id)
         child = self.children.get(agent_id)
         if child is None:
             raise MiniCodexError(f"agent with id {agent_id} not found")
@@ -183,6 +194,8 @@ class AgentControl:
     async def wait(
         self, targets: Sequence[str], timeout_s: float
     ) -> tuple[dict[str, AgentStatus], bool]:
+        for target in targets:
+            check_id(target)
         with anyio.move_on_after(timeout_s):
             while True:
                 final = {t: self.status(t) for t in targets if self.status(t).is_final}
@@ -192,6 +205,7 @@ class AgentControl:
         return {}, True
 
     async def close(self, target: str) -> AgentStatus:
+        check_id(target)
         child = self.children.get(target)
         if child is None:
             raise MiniCodexError(f"agent with id {target} not found")
@@ -203,6 +217,7 @@ class AgentControl:
     # --- internals -----------------------------------------------------------------------
 
     def _open_child(self, agent_id: str) -> Child:
+        check_id(agent_id)
         child = self.children.get(agent_id)
         if child is None:
             raise MiniCodexError(f"agent with id {agent_id} not found")

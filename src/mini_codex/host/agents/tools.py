@@ -11,7 +11,7 @@ what ``exec --json`` prints as a ``collab_tool_call`` item.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict
 
@@ -118,9 +118,9 @@ def _display(prompt: str | list[Any]) -> str:
 
 
 class _AgentTool:
-    name: str = ""
-    description: str = ""
-    parameters: dict[str, Any] = {}
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    parameters: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, control: AgentControl) -> None:
         self.control = control
@@ -140,7 +140,7 @@ class _AgentTool:
         try:
             return await self.run(payload, ctx)
         except MiniCodexError as error:
-            return ToolOutput.failure(f"collab {self.name} failed: {error}")
+            return ToolOutput.failure(str(error))
 
     async def run(self, payload: str, ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError
@@ -272,7 +272,7 @@ class WaitAgent(_AgentTool):
             "timeout_ms": {
                 "type": "number",
                 "description": f"Timeout in milliseconds. Defaults to {WAIT_DEFAULT_MS}, min "
-                f"{WAIT_MIN_MS}, max {WAIT_MAX_MS}. Prefer long waits over frequent polling.",
+                f"{WAIT_MIN_MS}, max {WAIT_MAX_MS}. Prefer longer waits (minutes) to avoid busy polling.",
             },
         },
         ["targets"],
