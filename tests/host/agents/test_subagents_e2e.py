@@ -48,20 +48,20 @@ class Parent:
             [
                 call("call_spawnA", "spawn_agent", {"message": CHILD_A}),
                 call("call_spawnB", "spawn_agent", {"message": CHILD_B}),
-            ],  # fmt: skip
+            ],
             [call("call_wait1", "wait_agent", {"targets": [a, b], "timeout_ms": 30000})],
             [call("call_wait2", "wait_agent", {"targets": [a, b], "timeout_ms": 30000})],
             [
                 call("call_closeA", "close_agent", {"target": a}),
                 call("call_closeB", "close_agent", {"target": b}),
-            ],  # fmt: skip
+            ],
             [call("call_resumeA", "resume_agent", {"id": a})],
             [call("call_sendA", "send_input", {"target": a, "message": "CHILD-A again"})],
             [call("call_wait3", "wait_agent", {"targets": [a], "timeout_ms": 30000})],
             [
                 call("call_closeA2", "close_agent", {"target": a}),
                 call("call_waitgone", "wait_agent", {"targets": ["nonexistent-id"]}),
-            ],  # fmt: skip
+            ],
         ]
         if step < len(script):
             return script[step]
@@ -90,14 +90,15 @@ def model() -> tuple[RoutedModel, Parent]:
         "CHILD-A": child("alpha", ""),
         "CHILD-B": child("beta", "sleep 1; "),
     }
-    routed: RoutedModel
+    b_answers = anyio.Event()
 
     async def gate(agent: str, step: int) -> None:
         # As in the recording, B finishes after the first wait returned A but before the second
-        # wait is called: hold the parent's third request until B has answered.
+        # wait is called: hold the parent's third request until B is answering.
+        if agent == "CHILD-B" and step == 1:
+            b_answers.set()
         if agent == "PARENT" and step == 2:
-            while routed.steps.get("CHILD-B", 0) < 2:
-                await anyio.sleep(0.02)
+            await b_answers.wait()
             await anyio.sleep(0.3)
 
     routed = RoutedModel(lambda agent, step, p: scripts[agent](step, p), list(scripts), gate)
@@ -185,7 +186,8 @@ async def test_two_children_run_commands_and_the_parent_gets_codex_shaped_result
     kinds = [
         ("out", item.call_id) if isinstance(item, FunctionCallOutput) else ("msg", None)
         for item in last.input
-        if isinstance(item, FunctionCallOutput) or isinstance(item, Message) and item.role == "user"
+        if isinstance(item, FunctionCallOutput)
+        or (isinstance(item, Message) and item.role == "user")
     ]
     assert kinds.index(("out", "call_wait1")) < kinds.index(("out", "call_closeA"))
 
@@ -204,7 +206,8 @@ async def test_two_children_run_commands_and_the_parent_gets_codex_shaped_result
 
     # Three rollouts, linked as Codex links them, each verifying clean.
     paths = sorted((tmp_path / "home" / "sessions").rglob("*.jsonl"))
-    assert len(paths) == 3 and parent_path in paths
+    assert len(paths) == 3
+    assert parent_path in paths
     metas = {read_rollout(p).lines[0].payload.id: read_rollout(p).lines[0].payload for p in paths}
     codex_child = json.loads((FIXTURES / "session_metas.json").read_text())[1]["payload"]
     for key, nickname in (("A", "Sagan"), ("B", "Poincare")):

@@ -272,7 +272,8 @@ class WaitAgent(_AgentTool):
             "timeout_ms": {
                 "type": "number",
                 "description": f"Timeout in milliseconds. Defaults to {WAIT_DEFAULT_MS}, min "
-                f"{WAIT_MIN_MS}, max {WAIT_MAX_MS}. Prefer longer waits (minutes) to avoid busy polling.",
+                f"{WAIT_MIN_MS}, max {WAIT_MAX_MS}. Prefer longer waits (minutes) to avoid "
+                "busy polling.",
             },
         },
         ["targets"],
