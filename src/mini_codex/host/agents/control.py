@@ -142,6 +142,10 @@ class AgentControl:
         child = self.children.get(agent_id)
         return child.status if child is not None else NOT_FOUND
 
+    async def changed(self) -> None:
+        """Returns at the next status change of any child (front ends follow them this way)."""
+        await self._changed.wait()
+
     def set_status(self, child: Child, status: AgentStatus, *, notify: bool = False) -> None:
         child.status = status
         self._changed.set()
@@ -234,6 +238,7 @@ class AgentControl:
 
         options = child_options(self, child, resume=resume, model=model, effort=effort)
         self.children[child.id] = child
+        child.open = True  # the slot is taken now (parallel spawns see it), closed on failure
         child.closing = False
         child.done = anyio.Event()
         child.status = PENDING_INIT
