@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from pydantic import BaseModel, ConfigDict
 
 from mini_codex.errors import MiniCodexError
-from mini_codex.host.agents.status import AgentStatus, compact_json
+from mini_codex.host.agents.status import PENDING_INIT, AgentStatus, compact_json
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec, parse_arguments
 
@@ -201,7 +201,8 @@ class SpawnAgent(_AgentTool):
             prompt, model=args.model, reasoning_effort=args.reasoning_effort
         )
         answer = {"agent_id": agent.id, "nickname": agent.nickname}
-        return self._answer(answer, [agent.id], {agent.id: agent.status}, _display(prompt))
+        # The status at creation, as Codex reports it (the child may be running already).
+        return self._answer(answer, [agent.id], {agent.id: PENDING_INIT}, _display(prompt))
 
 
 class SendInput(_AgentTool):
