@@ -6,7 +6,8 @@ The ``multi_agent_v1__*`` calls (``host/agents``) print ``item.started`` when th
 ``agents_states`` the tool put in ``details["collab"]``. Both are printed when the call ends
 (the tools run in parallel here; Codex runs them one at a time, so its items never
 interleave). As Codex prints them, ``wait_agent`` and ``resume_agent`` are both ``wait``, and
-a call whose ids are not thread ids (refused before it starts) prints nothing. Recorded: ``tests/fixtures/codex_subagents``.
+a call whose ids are not thread ids (refused before it starts) prints nothing. Recorded:
+``tests/fixtures/codex_subagents``.
 """
 
 from __future__ import annotations
