@@ -100,7 +100,11 @@ def _mcp_item(item: McpToolCallItem, extra: Mapping[str, Any]) -> JsonDict:
     }
 
 
-_COLLAB_TOOLS = {"spawn_agent": "spawnAgent", "send_input": "sendInput", "close_agent": "closeAgent"}
+_COLLAB_TOOLS = {
+    "spawn_agent": "spawnAgent",
+    "send_input": "sendInput",
+    "close_agent": "closeAgent",
+}
 
 
 def _camel(word: str) -> str:
