@@ -13,9 +13,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+
+from mini_codex.config import Config
+from mini_codex.host import open_options
+from mini_codex.host.assemble import SessionOptions
 from mini_codex.models.base import ModelEvent, Prompt
 from mini_codex.protocol import FunctionCall, FunctionCallOutput, Message, ResponseItem
 from mini_codex.protocol.items import message_text
+from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.testing import ScriptedFailure, ScriptedModel, ScriptedResponse, assistant
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "codex_subagents"
@@ -93,3 +99,27 @@ class RoutedModel:
 
     def requests_of(self, agent: str) -> list[Prompt]:
         return [prompt for who, prompt in self.prompts if who == agent]
+
+
+def spawn_two(home: Path, work: Path) -> tuple[str, dict[str, str]]:
+    def script(agent: str, step: int, prompt: Prompt) -> list[ResponseItem]:
+        if agent == "PARENT" and step == 0:
+            return [call(f"s{n}", "spawn_agent", {"message": f"CHILD-{n}"}) for n in (1, 2)]
+        return [answer(f"{agent} done")]
+
+    async def run() -> tuple[str, dict[str, str]]:
+        options = SessionOptions(
+            cwd=work,
+            home=home,
+            client=RoutedModel(script, ["CHILD-1", "CHILD-2", "PARENT"]),
+            config=Config.model_validate({"features": {"multi_agent": True}}),
+            sandbox=SandboxPolicy.danger_full_access(),
+            approval_policy="never",
+            admin_skills_root=None,
+        )
+        async with open_options(options) as session:
+            await session.run_turn("PARENT: spawn two")
+            children = {c.id: c.nickname or "" for c in session.agents.children.values()}
+            return session.session_id, children
+
+    return anyio.run(run)
