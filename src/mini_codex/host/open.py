@@ -102,7 +102,7 @@ async def open_options(options: SessionOptions) -> AsyncIterator[Session]:
     if options.config.features.multi_agent:  # sub-agents (issue 28): host/agents
         from mini_codex.host.agents.wiring import open_with_agents
 
-        async with open_with_agents(options) as session:
+        async with open_with_agents(options, open_options) as session:
             yield session
         return
     settings, services = assemble(options)

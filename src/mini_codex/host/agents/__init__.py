@@ -12,7 +12,8 @@ Turned on by ``features.multi_agent = true``; limits ``agents.max_threads`` (6) 
 ``agents.max_depth`` (1).
 """
 
-from mini_codex.host.agents.control import AgentControl, Child
+from mini_codex.host.agents.child import Child
+from mini_codex.host.agents.control import AgentControl
 from mini_codex.host.agents.status import AgentStatus, notification_text, roster_line
 
 __all__ = ["AgentControl", "AgentStatus", "Child", "notification_text", "roster_line"]

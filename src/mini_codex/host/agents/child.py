@@ -14,24 +14,74 @@ source does (``parent_thread_id``, ``depth``, ``agent_nickname``, ``agent_role``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from mini_codex.errors import MiniCodexError
-from mini_codex.host.agents.status import RUNNING, AgentStatus
+from mini_codex.host.agents.status import PENDING_INIT, RUNNING, AgentStatus
 from mini_codex.protocol import InputImage, InputText, Message, ResponseItem
 
 if TYPE_CHECKING:
     from anyio.abc import TaskStatus
 
-    from mini_codex.host.agents.control import AgentControl, Child, Prompt
     from mini_codex.host.assemble import SessionOptions
     from mini_codex.runtime.session import Session
 
-__all__ = ["TurnTracker", "child_options", "serve_child", "spawn_meta", "turn_input"]
+__all__ = [
+    "Child",
+    "ChildHost",
+    "Opener",
+    "Prompt",
+    "TurnTracker",
+    "child_options",
+    "serve_child",
+    "spawn_meta",
+    "turn_input",
+]
+
+Prompt = str | list[Any]
+Opener = Callable[["SessionOptions"], AbstractAsyncContextManager["Session"]]
+
+
+@dataclass(eq=False)
+class Child:
+    """One child agent as its parent knows it."""
+
+    id: str
+    nickname: str | None
+    depth: int
+    status: AgentStatus = PENDING_INIT
+    open: bool = False
+    rollout_path: Path | None = None
+    session: Session | None = None
+    inbox: list[Prompt] = field(default_factory=list)
+    wake: anyio.Event = field(default_factory=anyio.Event)
+    """Set when input arrives or the child is asked to close."""
+    closing: bool = False
+    scope: anyio.CancelScope | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    tracker: Any = None
+    """The child's ``TurnTracker`` (``child.py``)."""
+
+
+class ChildHost(Protocol):
+    """What a child needs of its parent's ``AgentControl`` (``control.py``)."""
+
+    options: SessionOptions
+    session: Session | None
+    opener: Opener
+    child_tools: Callable[[int], Sequence[Any]]
+
+    def set_status(self, child: Child, status: AgentStatus, *, notify: bool = False) -> None: ...
+
+    def mark_closed(self, child: Child) -> None: ...
+
+    def mark_interrupted(self, child: Child) -> None: ...
 
 
 @dataclass
@@ -68,7 +118,7 @@ def spawn_meta(parent_id: str, child: Child) -> dict[str, Any]:
 
 
 def child_options(
-    control: AgentControl,
+    control: ChildHost,
     child: Child,
     *,
     resume: bool,
@@ -132,17 +182,15 @@ def turn_input(prompt: Prompt) -> str | list[ResponseItem]:
 
 
 async def serve_child(
-    control: AgentControl,
+    control: ChildHost,
     child: Child,
     options: SessionOptions,
     *,
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    from mini_codex.host.open import open_options
-
     started = False
     try:
-        async with open_options(options) as session:
+        async with control.opener(options) as session:
             child.session = session
             child.open = True
             child.rollout_path = session.rollout_path
@@ -158,7 +206,7 @@ async def serve_child(
         child.done.set()
 
 
-async def _serve(control: AgentControl, child: Child, session: Session) -> None:
+async def _serve(control: ChildHost, child: Child, session: Session) -> None:
     tracker: TurnTracker = child.tracker
     while not child.closing:
         if not child.inbox:

@@ -22,14 +22,14 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
 
 from mini_codex.errors import MiniCodexError
+from mini_codex.host.agents.child import Child, Prompt, child_options, serve_child
+from mini_codex.host.agents.section import restored_children
 from mini_codex.host.agents.status import (
     INTERRUPTED,
     NICKNAMES,
@@ -44,33 +44,11 @@ from mini_codex.protocol import user_message
 from mini_codex.rollout.paths import new_thread_id
 
 if TYPE_CHECKING:
+    from mini_codex.host.agents.child import Opener
     from mini_codex.host.assemble import SessionOptions
     from mini_codex.runtime.session import Session
 
-__all__ = ["AgentControl", "Child"]
-
-Prompt = str | list[Any]
-
-
-@dataclass(eq=False)
-class Child:
-    """One child agent as its parent knows it."""
-
-    id: str
-    nickname: str | None
-    depth: int
-    status: AgentStatus = PENDING_INIT
-    open: bool = False
-    rollout_path: Path | None = None
-    session: Session | None = None
-    inbox: list[Prompt] = field(default_factory=list)
-    wake: anyio.Event = field(default_factory=anyio.Event)
-    """Set when input arrives or the child is asked to close."""
-    closing: bool = False
-    scope: anyio.CancelScope | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
-    tracker: Any = None
-    """The child's ``TurnTracker`` (``child.py``)."""
+__all__ = ["AgentControl", "check_id"]
 
 
 def check_id(agent_id: str) -> None:
@@ -90,8 +68,11 @@ class AgentControl:
         *,
         depth: int = 0,
         child_tools: Callable[[int], Sequence[Any]],
+        opener: Opener,
     ) -> None:
         self.options = options
+        self.opener = opener
+        """``host.open.open_options``: how a child's session is opened (host's one way)."""
         self.depth = depth
         self.max_threads = options.config.agents.max_threads
         self.max_depth = options.config.agents.max_depth
@@ -111,8 +92,6 @@ class AgentControl:
     def attach(self, session: Session) -> None:
         """The parent session is open; a resumed one gets its recorded children back."""
         self.session = session
-        from mini_codex.host.agents.section import restored_children
-
         for child in restored_children(session):
             child.depth = self.depth + 1
             self.children[child.id] = child
@@ -234,8 +213,6 @@ class AgentControl:
     ) -> None:
         if self._tg is None or self.session is None:
             raise MiniCodexError("the session's agents are not running")
-        from mini_codex.host.agents.child import child_options, serve_child
-
         options = child_options(self, child, resume=resume, model=model, effort=effort)
         self.children[child.id] = child
         child.open = True  # the slot is taken now (parallel spawns see it), closed on failure

@@ -13,15 +13,20 @@ died is ``interrupted``; every restored child is closed until ``resume_agent`` r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from mini_codex.host.agents.child import Child
 from mini_codex.host.agents.status import INTERRUPTED, AgentStatus
 from mini_codex.jsonmerge import Json
 from mini_codex.world_state.extensions import ExtensionContext, ExtensionSection
 
 if TYPE_CHECKING:
-    from mini_codex.host.agents.control import AgentControl, Child
     from mini_codex.runtime.session import Session
+
+
+class _Children(Protocol):
+    children: dict[str, Child]
+
 
 __all__ = ["SECTION_ID", "MultiAgentExtension", "restored_children"]
 
@@ -35,7 +40,7 @@ def _render(previous: Any) -> None:
 class MultiAgentExtension:
     """Contributes the ``multi_agent`` section of one session's control."""
 
-    def __init__(self, control: AgentControl) -> None:
+    def __init__(self, control: _Children) -> None:
         self.control = control
 
     def contribute(self, ctx: ExtensionContext) -> Sequence[ExtensionSection]:
@@ -52,8 +57,6 @@ class MultiAgentExtension:
 
 def restored_children(session: Session) -> list[Child]:
     """The children a resumed session recorded (none for a new session)."""
-    from mini_codex.host.agents.control import Child
-
     baseline = session.history.world_state_baseline
     entry = baseline.get(SECTION_ID) if baseline is not None else None
     agents = entry.get("agents") if isinstance(entry, dict) else None

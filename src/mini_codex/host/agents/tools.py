@@ -11,7 +11,7 @@ what ``exec --json`` prints as a ``collab_tool_call`` item.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,7 +21,30 @@ from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.base import ToolContext, ToolOutput, ToolSpec, parse_arguments
 
 if TYPE_CHECKING:
-    from mini_codex.host.agents.control import AgentControl
+    from collections.abc import Sequence
+
+    from mini_codex.host.agents.child import Child, Prompt
+
+
+class AgentControl(Protocol):
+    """The operations the tools ask of the session's ``control.AgentControl``."""
+
+    async def spawn(
+        self, prompt: Prompt, *, model: str | None = None, reasoning_effort: str | None = None
+    ) -> Child: ...
+
+    async def send_input(self, target: str, prompt: Prompt, *, interrupt: bool) -> str: ...
+
+    async def resume(self, agent_id: str) -> AgentStatus: ...
+
+    async def wait(
+        self, targets: Sequence[str], timeout_s: float
+    ) -> tuple[dict[str, AgentStatus], bool]: ...
+
+    async def close(self, target: str) -> AgentStatus: ...
+
+    def status(self, agent_id: str) -> AgentStatus: ...
+
 
 __all__ = ["NAMESPACE", "NAMESPACE_DESCRIPTION", "agent_tools"]
 

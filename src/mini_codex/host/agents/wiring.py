@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mini_codex.host.agents.child import Opener
 from mini_codex.host.agents.control import AgentControl
 from mini_codex.host.agents.section import MultiAgentExtension
 from mini_codex.host.agents.tools import agent_tools
@@ -38,7 +39,9 @@ def base_tools(options: SessionOptions) -> list[RegisteredTool]:
 
 
 @asynccontextmanager
-async def open_with_agents(options: SessionOptions) -> AsyncIterator[Session]:
+async def open_with_agents(options: SessionOptions, opener: Opener) -> AsyncIterator[Session]:
+    """Open ``options`` (see the module docstring); ``opener`` opens each child's session
+    (``host.open.open_options``, passed in so that host stays the one way sessions open)."""
     from mini_codex.runtime.session import Session
 
     if options.agent_depth >= options.config.agents.max_depth:
@@ -50,6 +53,7 @@ async def open_with_agents(options: SessionOptions) -> AsyncIterator[Session]:
         options,
         depth=options.agent_depth,
         child_tools=lambda depth: base_tools(replace(options, agent_depth=depth)),
+        opener=opener,
     )
     front_end = options.on_event
 
