@@ -282,9 +282,10 @@ def run_session(
         if trace is not None:
             trace.close()
     if interrupted:
-        if output.events == 0:
-            # Nothing was shown yet: the same one line as a signal during the rest of start-up.
-            raise SignalExit(interrupted[0])
+        if output.events == 0 or len(interrupted) > 1:
+            # Nothing was shown yet, or a second signal cut the wind-down short: the same one
+            # line as a signal during the rest of start-up.
+            raise SignalExit(interrupted[-1])
         return 128 + interrupted[0]
     return output.exec_json.finish(extras, sys.stderr) or (1 if output.errors else 0)
 

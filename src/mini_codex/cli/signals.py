@@ -131,8 +131,11 @@ async def interrupt_on_signal(
 ) -> None:
     """The first Ctrl-C (or SIGTERM) interrupts the turn through the session (``opened[0]``), so
     running tools get their aborted outputs recorded (before the session is open, it cancels the
-    ``opening`` scope); after it, a second signal gets the handling the process had before (one
-    line, exit 130/143), as does a signal during shutdown."""
+    ``opening`` scope). It keeps listening until the caller cancels it, after the session has
+    closed: a second signal while the turn winds down or the session closes lets the abort be
+    recorded and the session close (cancelling there would cut the rollout writer off), and the
+    caller then ends with the one line of the last signal. Only after it lets go does a signal
+    get the handling the process had before (one line, exit 130/143)."""
     import threading
 
     import anyio
@@ -148,10 +151,11 @@ async def interrupt_on_signal(
             async for signum in signals:
                 received.append(int(signum))
                 if opened:
+                    # The first interrupts the turn; a later one waits for the wind-down (the
+                    # abort record and the session's close are shielded and bounded).
                     opened[0].interrupt()
                 else:
                     opening.cancel()
-                return
     finally:
         signal.signal(signal.SIGINT, previous[0])
         signal.signal(signal.SIGTERM, previous[1])
