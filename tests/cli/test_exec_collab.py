@@ -22,7 +22,7 @@ MINI_CODEX = str(Path(sys.executable).parent / "mini-codex")
 
 def normalized(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Thread ids by order of appearance (``T0`` the parent); the usage totals dropped (Codex made
-    one more request: its tools are found through ``tool_search``)."""
+    one more request: its tools are found through ``tool_search``); receivers sorted."""
     text = json.dumps(events)
     names: dict[str, str] = {}
     for found in json.loads(text):
@@ -35,6 +35,9 @@ def normalized(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for event in out:
         if event["type"] == "turn.completed":
             event["usage"] = "(usage)"
+        item = event.get("item", {})
+        if "receiver_thread_ids" in item:  # Codex lists a wait's receivers in HashMap order
+            item["receiver_thread_ids"] = sorted(item["receiver_thread_ids"])
     return out
 
 
