@@ -3,9 +3,10 @@
 The ``multi_agent_v1__*`` calls (``host/agents``) print ``item.started`` when the call begins
 (``receiver_thread_ids`` from the arguments, ``prompt`` the message of ``spawn_agent`` and
 ``send_input``, no ``agents_states``) and ``item.completed`` with the receivers, prompt and
-``agents_states`` the tool put in ``details["collab"]``. Both are printed when the call ends
-(the tools run in parallel here; Codex runs them one at a time, so its items never
-interleave). As Codex prints them, ``wait_agent`` and ``resume_agent`` are both ``wait``, and
+``agents_states`` the tool put in ``details["collab"]``. The tools run one at a time, in call
+order, as Codex's do; both items are printed when the call ends (the runtime tells every call's
+begin before the first one runs). As Codex prints them, ``wait_agent`` and ``resume_agent`` are
+both ``wait``, and
 a call whose ids are not thread ids (refused before it starts) prints nothing. Recorded:
 ``tests/fixtures/codex_subagents``.
 """
@@ -52,7 +53,7 @@ def _receivers(name: str, args: Mapping[str, Any]) -> list[str] | None:
 
 
 def collab_started(name: str, payload: str, sender: str) -> CollabToolCallItem | None:
-    """The ``item.started`` of a call (its ``id`` is given when it is printed)."""
+    """The ``item.started`` of a call (the mapper gives it its ``id``)."""
     tool = name.removeprefix(COLLAB_PREFIX)
     if tool not in _TOOLS:
         return None

@@ -293,7 +293,7 @@ class ExecEventMapper:
             collab = collab_started(event.name, event.payload, self._thread_id)
             if collab is not None:
                 self._running[event.call_id] = _Running(collab)
-            return []  # printed when the call ends (calls run in parallel; Codex's are serial)
+            return []  # printed when the call ends (a begin is told before a serial call runs)
         else:
             return []
         self._running[event.call_id] = _Running(started)

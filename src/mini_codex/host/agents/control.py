@@ -215,7 +215,7 @@ class AgentControl:
             raise MiniCodexError("the session's agents are not running")
         options = child_options(self, child, resume=resume, model=model, effort=effort)
         self.children[child.id] = child
-        child.open = True  # the slot is taken now (parallel spawns see it), closed on failure
+        child.open = True  # the slot is taken now, given back if the session fails to open
         child.closing = False
         child.done = anyio.Event()
         child.status = PENDING_INIT

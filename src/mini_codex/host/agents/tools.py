@@ -152,7 +152,7 @@ class _AgentTool:
             description=self.description,
             kind="function",
             parameters=self.parameters,
-            supports_parallel=True,
+            supports_parallel=False,  # one at a time, in call order, as Codex runs them
         )
 
     @property
