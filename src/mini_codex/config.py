@@ -109,14 +109,6 @@ class AgentsConfig(_Section):
     """How deep agents may nest; a child at this depth gets no spawn tools."""
 
 
-class FeaturesConfig(_Section):
-    """``[features]``: Codex's feature flags; only ``multi_agent`` means something here."""
-
-    multi_agent: bool = False
-    """The ``multi_agent_v1`` tools (spawn, message, wait for and close child agents). On by
-    default in Codex 0.169 (behind ``tool_search``); opt-in in mini-codex."""
-
-
 class WorkspaceConfig(_Section):
     persist_cap: int = 2000
     """At most this many paths are persisted in the rollout's ``workspace`` snapshot."""
@@ -211,6 +203,16 @@ class HooksConfig(_Section):
     ``hookSpecificOutput.permissionDecision = "deny"`` / ``decision = "block"`` and a reason."""
     PostToolUse: tuple[HookMatcher, ...] = ()
     Stop: tuple[HookMatcher, ...] = ()
+
+
+class FeaturesConfig(_Section):
+    """``[features]``: Codex's feature flags that mini-codex knows."""
+
+    deferred_executor: bool = False
+    """Codex's ``deferred_executor``: the ``<environments_instructions>`` guidance is shown."""
+    multi_agent: bool = False
+    """The ``multi_agent_v1`` tools (spawn, message, wait for and close child agents). On by
+    default in Codex 0.169 (behind ``tool_search``); opt-in in mini-codex."""
 
 
 class Config(_Section):

@@ -59,6 +59,14 @@ initialize_timeout_sec = 7
     ).ids() == ["devbox", "local", "worker"]
 
 
+def test_capability_roots(tmp_path: Path) -> None:
+    config = _load(
+        tmp_path,
+        '[[environments]]\nid = "a"\nurl = "ws://h:1"\ncapability_roots = ["/srv/skills"]\n',
+    )
+    assert config.executors[0].capability_roots == ("/srv/skills",)
+
+
 @pytest.mark.parametrize(
     ("text", "error"),
     [
@@ -99,6 +107,10 @@ initialize_timeout_sec = 7
         (
             '[[environments]]\nid = "a"\nprogram = "ssh"\nconnect_timeout_sec = 1\n',
             "environments[0]: connect_timeout_sec requires url",
+        ),
+        (
+            '[[environments]]\nid = "a"\nurl = "ws://h:1"\ncapability_roots = ["rel/skills"]\n',
+            "environments[0]: capability_roots must be a list of absolute paths",
         ),
         ('default = "elsewhere"\n', "default 'elsewhere' is not a configured environment"),
         ("default = [\n", "not valid TOML"),

@@ -8,125 +8,35 @@ import json
 import os
 import signal
 import subprocess
-import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from env_harness import (
+    ENV,
+    FIXTURES,
+    ROOT,
+    environment_context,
+    free_port,
+    outputs,
+    session,
+    stdio_spec,
+    wait_states,
+    ws_executor,
+)
 
 from mini_codex.config import load_config
 from mini_codex.environments.config import EnvironmentsConfig, ExecutorSpec
 from mini_codex.host import SessionOptions, open_options
-from mini_codex.protocol import FunctionCallOutput, Message
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.rollout.reader import read_rollout
 from mini_codex.rollout.replay.verify import verify_rollout
-from mini_codex.runtime.session import Session
 from mini_codex.testing import ScriptedModel, ScriptedResponse, ScriptStep, assistant, function_call
 from mini_codex.tools.environment_routing import NO_USABLE_ENVIRONMENT
 
 pytestmark = pytest.mark.anyio
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures" / "exec_server"
-MINI = str(Path(sys.executable).parent / "mini-codex")
-ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PROBE_VAR": "client-side"}
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@asynccontextmanager
-async def ws_executor(tmp_path: Path) -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]]:
-    port = _free_port()
-    process = subprocess.Popen(  # noqa: ASYNC220 (the executor under test, started once)
-        [MINI, "exec-server", "--listen", f"ws://127.0.0.1:{port}"],
-        env={**os.environ, "PROBE_VAR": "ws-executor"},
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield f"ws://127.0.0.1:{port}", process
-    finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        process.wait()
-
-
-def _stdio(env_id: str, *, gate: Path | None = None) -> ExecutorSpec:
-    command = f"exec {MINI} exec-server --listen stdio"
-    if gate is not None:
-        command = f"while [ ! -e {gate} ]; do sleep 0.05; done; {command}"
-    return ExecutorSpec(
-        id=env_id,
-        program="sh",
-        args=("-c", command),
-        env={"PROBE_VAR": "stdio-executor"},
-        initialize_timeout_s=60,
-    )
-
-
-@asynccontextmanager
-async def session(
-    tmp_path: Path, script: Sequence[ScriptStep], environments: EnvironmentsConfig | None
-) -> AsyncIterator[tuple[Session, ScriptedModel]]:
-    cwd, home = tmp_path / "work", tmp_path / "home"
-    cwd.mkdir(exist_ok=True)
-    home.mkdir(exist_ok=True)
-    model = ScriptedModel(script)
-    options = SessionOptions(
-        cwd=cwd,
-        home=home,
-        client=model,
-        config=load_config(None, ["tools.unified_exec=true"]),
-        sandbox=SandboxPolicy.danger_full_access(),
-        env=ENV,
-        environ=dict(os.environ),
-        environments=environments,
-    )
-    async with open_options(options) as opened:
-        yield opened, model
-
-
-async def wait_states(opened: Session, want: dict[str, str], timeout_s: float = 60) -> None:
-    manager = opened.caches.environments
-    assert manager is not None
-    with anyio.fail_after(timeout_s):
-        while {e.id: e.state for e in manager.snapshot().entries} != want:  # noqa: ASYNC110
-            await anyio.sleep(0.05)
-
-
-def environment_context(prompt_input: Sequence[Any]) -> list[str]:
-    texts = []
-    for item in prompt_input:
-        if isinstance(item, Message):
-            for part in item.content:
-                text = getattr(part, "text", "")
-                if text.startswith("<environment_context>"):
-                    texts.append(text)
-    return texts
-
-
-def outputs(prompt_input: Sequence[Any]) -> dict[str, str]:
-    return {
-        item.call_id: item.output.rsplit("Output:\n", 1)[-1]
-        if isinstance(item.output, str)
-        else str(item.output)
-        for item in prompt_input
-        if isinstance(item, FunctionCallOutput)
-    }
 
 
 def exec_command_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -134,7 +44,7 @@ def exec_command_schema(tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def test_commands_route_by_environment_id(tmp_path: Path) -> None:
-    refused = f"ws://127.0.0.1:{_free_port()}"
+    refused = f"ws://127.0.0.1:{free_port()}"
     calls = [
         ("worker", "c1"),
         ("devbox", "c2"),
@@ -162,7 +72,7 @@ async def test_commands_route_by_environment_id(tmp_path: Path) -> None:
             True,
             (
                 ExecutorSpec(id="worker", url=url, connect_timeout_s=30),
-                _stdio("devbox"),
+                stdio_spec("devbox"),
                 ExecutorSpec(id="broken", url=refused, connect_timeout_s=5),
             ),
         )
@@ -262,7 +172,9 @@ async def test_a_starting_environment_becomes_ready_within_the_turn(tmp_path: Pa
         ),
         ScriptedResponse([assistant("done")]),
     ]
-    config = EnvironmentsConfig("local", True, (_stdio("worker", gate=gate),), startup_grace_s=0)
+    config = EnvironmentsConfig(
+        "local", True, (stdio_spec("worker", gate=gate),), startup_grace_s=0
+    )
     async with session(tmp_path, script, config) as (opened, model):
         await wait_states(opened, {"local": "ready", "worker": "starting"})
 
@@ -349,7 +261,7 @@ async def test_the_real_codex_executor_as_an_environment(tmp_path: Path) -> None
     codex = ROOT / "node_modules" / ".bin" / "codex"
     if not codex.exists():
         pytest.skip("the real Codex CLI is not installed (npm ci)")
-    port = _free_port()
+    port = free_port()
     (tmp_path / "codex-home").mkdir()
     process = subprocess.Popen(  # noqa: ASYNC220
         [str(codex), "exec-server", "--listen", f"ws://127.0.0.1:{port}"],
@@ -419,7 +331,7 @@ async def test_resume_restores_the_selections(tmp_path: Path) -> None:
             {"environment_id": "worker", "cwd": cwd},
         ]
         # Now configured with one more environment: the resumed thread keeps its two.
-        extra = _stdio("extra")
+        extra = stdio_spec("extra")
         config = EnvironmentsConfig("local", True, (worker, extra))
         model = ScriptedModel(resumed_script)
         options = SessionOptions(

@@ -112,7 +112,14 @@ async def test_a_remote_patch_reads_and_writes_through_the_executor(tmp_path: Pa
     assert not (tmp_path / "old.txt").exists()
     assert not (tmp_path / "gone.txt").exists()
     assert methods[1:] == [
+        "fs/readFile",  # the plan: the file it updates
+        "fs/getMetadata",  # the backups: gone.txt, sub/new.txt, moved.txt
         "fs/readFile",
+        "fs/getMetadata",
+        "fs/getMetadata",
+        "fs/getMetadata",  # the directories: sub (missing), the cwd (twice)
+        "fs/getMetadata",
+        "fs/getMetadata",
         "fs/remove",
         "fs/remove",
         "fs/createDirectory",
@@ -120,6 +127,78 @@ async def test_a_remote_patch_reads_and_writes_through_the_executor(tmp_path: Pa
         "fs/createDirectory",
         "fs/writeFile",
     ]
+
+
+def _tree(root: Path) -> dict[str, str | None]:
+    return {
+        str(p.relative_to(root)): p.read_text() if p.is_file() else None
+        for p in sorted(root.rglob("*"))
+    }
+
+
+async def test_a_write_failing_half_way_is_rolled_back(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("one\n")
+    (work / "c.txt").write_text("bye\n")
+    (work / "blocker").write_text("a file where the patch wants a directory\n")
+    before = _tree(work)
+    config = ListenConfig(own_env=dict(os.environ), cwd=str(work), shell="/bin/bash")
+    bound: list[int] = []
+    listening = anyio.Event()
+
+    def ready(port: int) -> None:
+        bound.append(port)
+        listening.set()
+
+    written: list[str] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve_websocket("127.0.0.1", 0, config, ready=ready))
+        await listening.wait()
+        client = ExecServerClient(await open_websocket(f"ws://127.0.0.1:{bound[0]}", timeout_s=10))
+        original = client.write_file
+
+        async def logged(path: str, data: bytes) -> None:
+            written.append(path)
+            await original(path, data)
+
+        client.write_file = logged  # type: ignore[method-assign]
+        tg.start_soon(client.run)
+        await client.initialize(timeout_s=10)
+        snapshot = EnvironmentSnapshot(
+            (
+                EnvironmentView("local", "/nonexistent", "ready", "bash"),
+                EnvironmentView("worker", str(work), "ready", "bash", client=client),
+            )
+        )
+        ctx = ToolContext(
+            cwd=Path("/nonexistent"),
+            sandbox=SandboxPolicy.workspace_write(),
+            call_id="c",
+            turn_id="t",
+            step_id="s",
+            environments=snapshot,
+        )
+        tool = RoutedPatch(ApplyPatchTool(freeform=True), advertise=True)
+        patch = (
+            "*** Begin Patch\n*** Environment ID: worker\n"
+            "*** Update File: a.txt\n@@\n-one\n+ONE\n"
+            "*** Delete File: c.txt\n"
+            "*** Add File: new/deep/d.txt\n+new\n"
+            "*** Add File: blocker/x.txt\n+x\n*** End Patch\n"
+        )
+        result = await tool.call(patch, ctx)
+        await client.aclose()
+        tg.cancel_scope.cancel()
+    assert written[:2] == [f"{work}/a.txt", f"{work}/new/deep/d.txt"]  # it did get half-way
+    assert _tree(work) == before
+    assert not result.success
+    first, second = result.text.split("\n")
+    assert (
+        first
+        == f"apply_patch failed on `worker`: creating {work}/blocker: File exists (os error 17)"
+    )
+    assert second == "The changes already written were undone: no files were changed."
 
 
 PNG = bytes.fromhex(

@@ -14,6 +14,7 @@ import pytest
 
 from mini_codex.config import Config, FeaturesConfig, McpServerConfig, ToolsConfig
 from mini_codex.host import Session, SessionOptions, open_options
+from mini_codex.mcp.elicitation import ElicitationHandler
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.approvals import ApprovalCallback
 from mini_codex.testing import ScriptedModel, ScriptedResponse
@@ -57,6 +58,8 @@ class Harness:
             resume: Path | None,
             callback: ApprovalCallback,
             on_event: Callable[[SessionEvent], None],
+            *,
+            elicitation_callback: ElicitationHandler | None = None,
         ) -> AsyncIterator[Session]:
             await anyio.sleep(self.open_delay_s)
             options = SessionOptions(
@@ -74,6 +77,7 @@ class Harness:
                 resume_path=resume,
                 on_event=on_event,
                 approval_callback=callback,
+                elicitation_callback=elicitation_callback,
             )
             async with open_options(options) as session:
                 self.sessions.append(session)

@@ -195,7 +195,8 @@ class Connection:
         if waiter.gone:
             raise ClientGone
         if waiter.error is not None:
-            raise RpcError(int(waiter.error.get("code", INTERNAL_ERROR)), str(waiter.error))
+            code = int(waiter.error.get("code", INTERNAL_ERROR))
+            raise RpcError(code, str(waiter.error), data=waiter.error)
         return waiter.result
 
     def next_request_id(self) -> int:

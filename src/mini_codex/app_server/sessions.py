@@ -35,6 +35,7 @@ from mini_codex.runtime.approvals import ApprovalCallback
 
 if TYPE_CHECKING:
     from mini_codex.host import Session
+    from mini_codex.mcp.elicitation import ElicitationHandler
 
 __all__ = ["ClientPool", "HostValues", "ThreadSpec", "open_thread_session"]
 
@@ -110,9 +111,11 @@ async def open_thread_session(
     *,
     on_event: Callable[[SessionEvent], None],
     approval_callback: ApprovalCallback,
+    elicitation_callback: ElicitationHandler | None = None,
 ) -> AsyncIterator[Session]:
     """Open the session of one thread through ``host.open_session``.
 
+    ``elicitation_callback`` answers the MCP servers' elicitation requests (None declines).
     ``MiniCodexError`` (bad config, unknown model, a refused cwd, a locked rollout) is raised
     before the session exists."""
     config = host.load_config(spec.config)
@@ -132,6 +135,7 @@ async def open_thread_session(
         client=host.clients.client(resolved.model),
         on_event=on_event,
         approval_callback=approval_callback,
+        elicitation_callback=elicitation_callback,
         base_instructions=_instructions(spec),
     ) as session:
         yield session

@@ -23,6 +23,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from mini_codex.app_server.approvals import client_approval_callback
+from mini_codex.app_server.elicitation import client_elicitation_callback
 from mini_codex.app_server.notifications import ThreadNotifier
 from mini_codex.app_server.rpc import INVALID_REQUEST, Connection, RpcError
 from mini_codex.app_server.sessions import HostValues, ThreadSpec, open_thread_session
@@ -100,9 +101,21 @@ class LiveThread:
             cwd=lambda: self.notifier.cwd,
             waiting=self._set_waiting,
         )
+        elicitation = client_elicitation_callback(
+            self.connection,
+            thread_id=lambda: self.id,
+            turn_id=lambda: self.turn.id if self.turn is not None else None,
+            asks=lambda: self.session is None or self.session.approval_policy != "never",
+            waiting=self._set_waiting,
+            on_warning=self._warn,
+        )
         try:
             async with open_thread_session(
-                self.host, self.spec, on_event=self._on_event, approval_callback=callback
+                self.host,
+                self.spec,
+                on_event=self._on_event,
+                approval_callback=callback,
+                elicitation_callback=elicitation,
             ) as session:
                 self.session = session
                 self.id = session.session_id
@@ -153,6 +166,9 @@ class LiveThread:
     def _set_status(self, status: JsonDict) -> None:
         self.status = status
         self.connection.notify("thread/status/changed", {"threadId": self.id, "status": status})
+
+    def _warn(self, message: str) -> None:
+        self.connection.notify("warning", {"threadId": self.id, "message": message})
 
     def _set_waiting(self, waiting: bool) -> None:
         self._waiting += 1 if waiting else -1

@@ -20,29 +20,10 @@ from mini_codex.mcp.elicitation import (
     ElicitationHandler,
     ElicitationRequest,
     answer_problem,
+    convert_field,
 )
 
 __all__ = ["convert_field", "terminal_elicitation"]
-
-_TRUE = {"y", "yes", "true", "1"}
-_FALSE = {"n", "no", "false", "0"}
-
-
-def convert_field(spec: dict[str, Any], text: str) -> Any:
-    """``text`` as the JSON value of a field of type ``spec["type"]``; raises ``ValueError``."""
-    kind = spec.get("type", "string")
-    if kind == "integer":
-        return int(text)
-    if kind == "number":
-        return float(text)
-    if kind == "boolean":
-        lowered = text.strip().lower()
-        if lowered in _TRUE | _FALSE:
-            return lowered in _TRUE
-        raise ValueError(f"expected yes or no, got {text!r}")
-    if kind == "array":
-        return [part.strip() for part in text.split(",") if part.strip()]
-    return text
 
 
 def terminal_elicitation(

@@ -12,24 +12,9 @@ from typing import Any, Literal, TypeAlias
 
 import orjson
 
+from mini_codex import protocol
 from mini_codex.jsonmerge import Json, JsonObject
-from mini_codex.protocol import (
-    AgentMessageEvent,
-    CustomToolCall,
-    CustomToolCallOutput,
-    FunctionCall,
-    FunctionCallOutput,
-    InputImage,
-    InputText,
-    Message,
-    OutputText,
-    Reasoning,
-    ResponseItem,
-    TokenCount,
-    TurnContextItem,
-    UnknownItem,
-    UserMessageEvent,
-)
+from mini_codex.protocol import ResponseItem, TurnContextItem
 from mini_codex.protocol.approvals import (
     ApplyPatchApprovalRequest,
     ExecApprovalRequest,
@@ -101,7 +86,7 @@ def compact_json(value: object, limit: int) -> str:
 def item_preview(item: ResponseItem) -> tuple[RowKind, str, str]:
     """(kind, label, one-line text) of one response item."""
     match item:
-        case Message(role=role, content=content):
+        case protocol.Message(role=role, content=content):
             texts = [_part_text(part) for part in content]
             text = preview(texts[0]) if texts else ""
             if len(texts) > 1:
@@ -111,7 +96,7 @@ def item_preview(item: ResponseItem) -> tuple[RowKind, str, str]:
             if role == "assistant":
                 return ("assistant", "assistant", text)
             return ("context", "user context" if role == "user" else role, text)
-        case Reasoning():
+        case protocol.Reasoning():
             summary = next(
                 (
                     part["text"]
@@ -125,27 +110,27 @@ def item_preview(item: ResponseItem) -> tuple[RowKind, str, str]:
             else:
                 text = "(encrypted)" if item.encrypted_content else ""
             return ("reasoning", "reasoning", text)
-        case FunctionCall():
+        case protocol.FunctionCall():
             try:
                 arguments = compact_json(orjson.loads(item.arguments), PREVIEW_CHARS)
             except orjson.JSONDecodeError:
                 arguments = preview(item.arguments)
             return ("call", f"call {item.name}", f"{arguments}  [{item.call_id}]")
-        case CustomToolCall():
+        case protocol.CustomToolCall():
             text = f"{preview(item.input)}  [{item.call_id}]"
             return ("call", f"call {item.name}", text)
-        case FunctionCallOutput() | CustomToolCallOutput():
+        case protocol.FunctionCallOutput() | protocol.CustomToolCallOutput():
             return ("output", "output", f"[{item.call_id}] {_output_text(item.output)}")
-        case UnknownItem():
+        case protocol.UnknownItem():
             return ("item", item.type, "")
         case _:
             return ("item", getattr(item, "type", "item"), "")
 
 
 def _part_text(part: object) -> str:
-    if isinstance(part, InputText | OutputText):
+    if isinstance(part, protocol.InputText | protocol.OutputText):
         return part.text
-    if isinstance(part, InputImage):
+    if isinstance(part, protocol.InputImage):
         return "<image>"
     return f"<{getattr(part, 'type', 'part')}>"
 
@@ -170,7 +155,7 @@ def _output_text(output: str | list[dict[str, Any]]) -> str:
 
 
 def event_text(event: object) -> str:
-    if isinstance(event, UserMessageEvent | AgentMessageEvent):
+    if isinstance(event, protocol.UserMessageEvent | protocol.AgentMessageEvent):
         return preview(event.message)
     if isinstance(event, SafetyDecision):
         command = f" `{shlex.join(event.command)}`" if event.command else ""
@@ -181,7 +166,7 @@ def event_text(event: object) -> str:
     if isinstance(event, ApplyPatchApprovalRequest):
         files = ", ".join(f"{kind} {path}" for path, kind in event.changes.items())
         return preview(f"asks to apply a patch ({files}): {event.reason or ''}")
-    if isinstance(event, TokenCount):
+    if isinstance(event, protocol.TokenCount):
         info = event.info or {}
         total = info.get("total_token_usage")
         if isinstance(total, dict) and "total_tokens" in total:

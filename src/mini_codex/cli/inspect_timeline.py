@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from mini_codex import protocol
 from mini_codex.cli.inspect_preview import (
     RowKind,
     context_changes,
@@ -49,23 +50,7 @@ from mini_codex.cli.inspect_preview import (
 from mini_codex.cli.inspect_rows import Row, Step, Timeline, TimelineTurn
 from mini_codex.context.compaction import strip_summary_prefix
 from mini_codex.jsonmerge import JsonObject, create_merge_patch
-from mini_codex.protocol import (
-    CompactedLine,
-    EventMsgLine,
-    ResponseItem,
-    ResponseItemLine,
-    RolloutLine,
-    SessionMetaLine,
-    TaskComplete,
-    TaskStarted,
-    ThreadRolledBack,
-    TurnAborted,
-    TurnContextItem,
-    TurnContextLine,
-    UnknownLine,
-    UserMessageEvent,
-    WorldStateLine,
-)
+from mini_codex.protocol import ResponseItem, RolloutLine, TurnContextItem
 from mini_codex.protocol.approvals import (
     ApplyPatchApprovalRequest,
     ExecApprovalRequest,
@@ -90,9 +75,12 @@ def build_timeline(
     """Group decoded lines (with their 1-based file line numbers) into a timeline."""
     if len(lines) != len(line_numbers):
         raise ValueError("line_numbers must have one entry per line")
-    meta = next((line.payload for line in lines if isinstance(line, SessionMetaLine)), None)
+    meta = next(
+        (line.payload for line in lines if isinstance(line, protocol.SessionMetaLine)), None
+    )
     by_user_input = not any(
-        isinstance(line, EventMsgLine) and isinstance(line.payload, TaskStarted) for line in lines
+        isinstance(line, protocol.EventMsgLine) and isinstance(line.payload, protocol.TaskStarted)
+        for line in lines
     )
     builder = _Builder(Timeline(meta, stats, warnings=list(warnings)), by_user_input, show_events)
     builder.timeline.by_user_input = by_user_input
@@ -164,23 +152,23 @@ class _Builder:
 
     def feed(self, line: RolloutLine, number: int) -> None:
         match line:
-            case SessionMetaLine():
+            case protocol.SessionMetaLine():
                 if self.seen_meta:
                     self.add(Row(number, "meta", "session_meta", f"copied: id {line.payload.id}"))
                 self.seen_meta = True
-            case ResponseItemLine():
+            case protocol.ResponseItemLine():
                 self.item(line.payload, number)
-            case TurnContextLine():
+            case protocol.TurnContextLine():
                 self.before_request(number)
                 self.add(Row(number, "turn_context", "turn_context", self.context_text(line)))
-            case WorldStateLine():
+            case protocol.WorldStateLine():
                 self.before_request(number)
                 self.world_state(line.payload.full, line.payload.state, number)
-            case CompactedLine():
+            case protocol.CompactedLine():
                 self.compacted(line, number)
-            case EventMsgLine():
+            case protocol.EventMsgLine():
                 self.event(line, number)
-            case UnknownLine():
+            case protocol.UnknownLine():
                 text = "not modelled; ignored by replay"
                 if line.type == "inter_agent_communication":
                     text = "inter-agent message (a user-turn boundary)"
@@ -207,14 +195,14 @@ class _Builder:
         if turn is None or turn.has_output:
             self.open_turn(number, None, "user input")
 
-    def event(self, line: EventMsgLine, number: int) -> None:
+    def event(self, line: protocol.EventMsgLine, number: int) -> None:
         event = line.payload
         match event:
-            case TaskStarted():
+            case protocol.TaskStarted():
                 self.open_turn(number, event.turn_id, "task_started")
-            case TaskComplete() | TurnAborted():
+            case protocol.TaskComplete() | protocol.TurnAborted():
                 self.close_turn(event, number)
-            case ThreadRolledBack():
+            case protocol.ThreadRolledBack():
                 self.end_turn()
                 marked = self.roll_back(event.num_turns, number)
                 text = f"{event.num_turns} user turn(s) dropped"
@@ -226,7 +214,7 @@ class _Builder:
                 # Safety decisions are always rows: why a command ran, was asked or refused.
                 self.add(Row(number, "event", event.type, event_text(event)))
             case _:
-                if isinstance(event, UserMessageEvent):
+                if isinstance(event, protocol.UserMessageEvent):
                     if self.by_user_input:
                         self.user_input(number)
                     self.user_input_seen()
@@ -235,12 +223,12 @@ class _Builder:
                 else:
                     self.hide_event()
 
-    def close_turn(self, event: TaskComplete | TurnAborted, number: int) -> None:
-        aborted = isinstance(event, TurnAborted)
+    def close_turn(self, event: protocol.TaskComplete | protocol.TurnAborted, number: int) -> None:
+        aborted = isinstance(event, protocol.TurnAborted)
         text = ""
-        if isinstance(event, TurnAborted) and event.reason:
+        if isinstance(event, protocol.TurnAborted) and event.reason:
             text = event.reason
-        elif isinstance(event, TaskComplete) and event.last_agent_message:
+        elif isinstance(event, protocol.TaskComplete) and event.last_agent_message:
             text = preview(event.last_agent_message)
         row = Row(number, "event", event.type, text)
         turn = self.turn
@@ -271,7 +259,7 @@ class _Builder:
 
     # --- context and world state -----------------------------------------------------------------
 
-    def context_text(self, line: TurnContextLine) -> str:
+    def context_text(self, line: protocol.TurnContextLine) -> str:
         context = line.payload
         previous, self.previous_context = self.previous_context, context
         if previous is None:
@@ -316,7 +304,7 @@ class _Builder:
         details = tuple(diff_lines(before, state, change.after))
         self.add(Row(number, "world_state", "world_state", f"patch: {sections}", details))
 
-    def compacted(self, line: CompactedLine, number: int) -> None:
+    def compacted(self, line: protocol.CompactedLine, number: int) -> None:
         payload = line.payload
         self.replay.compacted(number)
         history = payload.replacement_history

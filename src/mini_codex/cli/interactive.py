@@ -31,6 +31,7 @@ from mini_codex.tools.images import load_image
 
 if TYPE_CHECKING:
     from mini_codex.host import Session
+    from mini_codex.mcp.elicitation import ElicitationHandler
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
         resume: Path | None,
         approval_callback: ApprovalCallback,
         on_event: Callable[[SessionEvent], None],
+        *,
+        elicitation_callback: ElicitationHandler | None = None,
     ) -> AsyncIterator[Session]:
         # The runtime (MCP SDK, model clients) takes a second to import: off the UI's loop.
         await anyio.to_thread.run_sync(importlib.import_module, "mini_codex.host.open")
@@ -71,6 +74,7 @@ def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
             env,
             on_event=on_event,
             approval_callback=approval_callback,
+            elicitation_callback=elicitation_callback,
             environments=cli_environments(env),
         ) as session:
             yield session

@@ -7,7 +7,8 @@ formatting of everything else survive, and replaced atomically. Every new table 
 * ``mcp add NAME [--env K=V]... -- COMMAND [ARGS]...`` adds (or replaces) a stdio server;
   ``mcp add NAME --url URL [--bearer-token-env-var VAR]`` a streamable HTTP one.
 * ``mcp remove NAME`` deletes the table (and an emptied ``[mcp_servers]``).
-* ``mcp list [--json]`` shows the configured servers (one JSON array with ``--json``).
+* ``mcp list [--json]`` shows the configured servers as ``codex mcp list`` does
+  (``cli/mcp_list.py``: status and auth per server; one JSON array with ``--json``).
 """
 
 from __future__ import annotations
@@ -22,16 +23,13 @@ import orjson
 import tomlkit
 import typer
 from pydantic import ValidationError
-from rich import box
-from rich.console import Console
-from rich.table import Table
 from tomlkit.exceptions import TOMLKitError
 
 from mini_codex.cli.env import mini_codex_home
 from mini_codex.config import Config, McpServerConfig
 from mini_codex.errors import ConfigError, MiniCodexError
 
-__all__ = ["add_server", "mcp_app", "remove_server", "server_json", "servers_in"]
+__all__ = ["add_server", "mcp_app", "remove_server", "servers_in"]
 
 mcp_app = typer.Typer(
     name="mcp",
@@ -108,35 +106,6 @@ def servers_in(text: str, *, source: str = "config.toml") -> dict[str, McpServer
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise ConfigError(f"{source}: {where}: {first['msg']}") from exc
-
-
-def server_json(name: str, server: McpServerConfig) -> dict[str, Any]:
-    """One server of ``mcp list --json``."""
-    transport: dict[str, Any]
-    if server.command is not None:
-        transport = {
-            "type": "stdio",
-            "command": server.command,
-            "args": list(server.args),
-            "env": server.env,
-            "cwd": server.cwd,
-        }
-    else:
-        transport = {
-            "type": "streamable_http",
-            "url": server.url,
-            "bearer_token_env_var": server.bearer_token_env_var,
-        }
-    return {
-        "name": name,
-        "enabled": server.enabled,
-        "required": server.required,
-        "transport": transport,
-        "startup_timeout_sec": server.startup_timeout_sec,
-        "tool_timeout_sec": server.tool_timeout_sec,
-        "enabled_tools": list(server.enabled_tools) if server.enabled_tools is not None else None,
-        "disabled_tools": list(server.disabled_tools),
-    }
 
 
 def _config_path() -> Path:
@@ -255,32 +224,41 @@ def remove_command(name: Annotated[str, typer.Argument(help="Server name.")]) ->
 @mcp_app.command("list")
 def list_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
+    connect: Annotated[
+        bool,
+        typer.Option(
+            "--connect",
+            help="Also connect to the enabled servers and show their prompts and state.",
+        ),
+    ] = False,
 ) -> None:
-    """List the configured MCP servers."""
+    """List the configured MCP servers, their status and how they authenticate."""
+    import anyio
+
+    from mini_codex.cli.mcp_list import list_json, list_text, live_details, with_states
+    from mini_codex.mcp.auth_status import auth_statuses
+
     path = _config_path()
     try:
         servers = servers_in(_read(path), source=str(path))
     except MiniCodexError as exc:
         raise _fail(exc) from None
-    if json_output:
-        listing = [server_json(name, server) for name, server in sorted(servers.items())]
-        typer.echo(orjson.dumps(listing).decode())
-        return
-    if not servers:
+    if not servers and not json_output:
         typer.echo(f"no MCP servers in {path}")
         return
-    table = Table(box=box.SIMPLE, show_edge=False)
-    for column in ("name", "transport", "target", "enabled", "required"):
-        table.add_column(column)
-    for name, server in sorted(servers.items()):
-        target = (
-            " ".join([server.command, *server.args]) if server.command is not None else server.url
+    auth = anyio.run(auth_statuses, servers, mini_codex_home(), dict(os.environ))
+    states: dict[str, tuple[str, str | None]] | None = None
+    prompts: dict[str, list[dict[str, Any]]] | None = None
+    if connect:
+        enabled = {name: server for name, server in servers.items() if server.enabled}
+        home = mini_codex_home()
+        states, prompts = (
+            anyio.run(live_details, enabled, dict(os.environ), home) if enabled else ({}, {})
         )
-        table.add_row(
-            name,
-            "stdio" if server.command is not None else "http",
-            target or "",
-            "yes" if server.enabled else "no",
-            "yes" if server.required else "no",
-        )
-    Console(highlight=False, soft_wrap=True).print(table)
+    if json_output:
+        listing = list_json(servers, auth)
+        if states is not None:
+            listing = with_states(listing, states, prompts)
+        typer.echo(orjson.dumps(listing, option=orjson.OPT_INDENT_2).decode())
+        return
+    typer.echo(list_text(servers, auth, states, prompts), nl=False)

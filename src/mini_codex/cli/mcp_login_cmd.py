@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import webbrowser
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 import orjson
@@ -26,6 +26,7 @@ import typer
 
 from mini_codex.cli.env import mini_codex_home
 from mini_codex.cli.mcp_cmd import _config_path, _fail, _read, mcp_app, servers_in
+from mini_codex.cli.mcp_list import server_rows
 from mini_codex.config import McpServerConfig
 from mini_codex.errors import ConfigError, MiniCodexError
 
@@ -94,40 +95,6 @@ def logout_command(name: Annotated[str, typer.Argument(help="Server name.")]) ->
     typer.echo(f"Logged out of MCP server {name!r}")
 
 
-async def _states(servers: dict[str, McpServerConfig]) -> list[dict[str, Any]]:
-    from mini_codex.mcp.client import StdioHttpClientFactory
-    from mini_codex.mcp.runtime import McpRuntime
-
-    factory = StdioHttpClientFactory(dict(os.environ), home=mini_codex_home())
-    async with McpRuntime.open(servers, factory=factory) as runtime:
-        published = runtime.published
-        assert published is not None
-        async with anyio.create_task_group() as group:
-            for connection in published.connections.values():
-                group.start_soon(connection.wait_settled)
-        rows: list[dict[str, Any]] = []
-        for name, connection in sorted(published.connections.items()):
-            catalog = connection.catalog
-            status = "needs login" if connection.needs_login else connection.status
-            rows.append(
-                {
-                    "name": name,
-                    "status": status,
-                    "error": (connection.error or "").splitlines()[0] or None,
-                    "tools": sorted(tool.name for tool in catalog.tools) if catalog else [],
-                    "resources": bool(catalog and catalog.resources),
-                    "prompts": [
-                        {
-                            "name": prompt.name,
-                            "arguments": [arg.name for arg in prompt.arguments or ()],
-                        }
-                        for prompt in (catalog.prompts if catalog else ())
-                    ],
-                }
-            )
-        return rows
-
-
 @mcp_app.command("status")
 def status_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
@@ -142,7 +109,7 @@ def status_command(
         }
     except MiniCodexError as exc:
         raise _fail(exc) from None
-    rows = anyio.run(_states, servers) if servers else []
+    rows = anyio.run(server_rows, servers, dict(os.environ), mini_codex_home()) if servers else []
     if json_output:
         typer.echo(orjson.dumps(rows).decode())
         return

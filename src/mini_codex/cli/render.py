@@ -6,33 +6,14 @@ import shlex
 
 from rich.text import Text
 
-from mini_codex.protocol import (
-    AgentMessageEvent,
-    TaskComplete,
-    TaskStarted,
-    TokenCount,
-    TurnAborted,
-    UserMessageEvent,
-)
+from mini_codex import protocol
+from mini_codex.protocol import session_events
 from mini_codex.protocol.approvals import (
     ApplyPatchApprovalRequest,
     ExecApprovalRequest,
     SafetyDecision,
 )
-from mini_codex.protocol.session_events import (
-    AgentMessageDelta,
-    ContextCompacted,
-    ErrorEvent,
-    ItemCompleted,
-    ReasoningDelta,
-    SessionConfigured,
-    SessionEvent,
-    StepStarted,
-    StreamErrorEvent,
-    ToolCallBegin,
-    ToolCallEnd,
-    WarningEvent,
-)
+from mini_codex.protocol.session_events import SessionEvent
 
 _MAX_TOOL_OUTPUT_LINES = 12
 
@@ -47,7 +28,7 @@ def _clip(text: str, lines: int = _MAX_TOOL_OUTPUT_LINES) -> str:
 def render_event(event: SessionEvent) -> Text | None:
     """A line (or block) for the terminal, or None for events shown elsewhere (deltas)."""
     match event:
-        case SessionConfigured():
+        case session_events.SessionConfigured():
             verb = "resumed" if event.resumed else "session"
             text = Text.assemble(
                 (f"mini-codex {verb} ", "bold"),
@@ -57,46 +38,46 @@ def render_event(event: SessionEvent) -> Text | None:
             if event.rollout_path:
                 text.append(f"\nrollout: {event.rollout_path}", style="dim")
             return text
-        case StepStarted():
+        case session_events.StepStarted():
             changed = (
                 f" world state: {', '.join(event.world_state_changed)}"
                 if (event.world_state_changed)
                 else ""
             )
             return Text(f"── step {event.sequence} ({event.step_id[:8]}){changed}", style="dim")
-        case ToolCallBegin():
+        case session_events.ToolCallBegin():
             return Text.assemble(
                 ("▶ ", "yellow"), (event.name, "bold yellow"), " ", _clip(event.payload, 6)
             )
-        case ToolCallEnd():
+        case session_events.ToolCallEnd():
             style = "red" if event.success is False else "green"
             return Text.assemble(
                 ("◀ ", style),
                 (f"{event.name} ({event.duration_s:.2f}s)\n", style),
                 (_clip(event.output), "dim"),
             )
-        case ItemCompleted():
+        case session_events.ItemCompleted():
             item = event.item
             if item.get("type") == "message" and item.get("role") == "assistant":
                 parts = [p.get("text", "") for p in item.get("content", []) if isinstance(p, dict)]
                 return Text("".join(parts), style="bold")
             return None
-        case UserMessageEvent():
+        case protocol.UserMessageEvent():
             return Text.assemble(("user: ", "bold blue"), event.message)
-        case StreamErrorEvent():
+        case session_events.StreamErrorEvent():
             return Text(event.message, style="yellow")
-        case ErrorEvent():
+        case session_events.ErrorEvent():
             return Text(f"error: {event.message}", style="bold red")
-        case WarningEvent():
+        case session_events.WarningEvent():
             return Text(f"warning: {event.message}", style="yellow")
-        case ContextCompacted():
+        case session_events.ContextCompacted():
             return Text(
                 f"context compacted ({event.trigger.replace('_', '-')}): "
                 f"{event.tokens_before} → {event.tokens_after} tokens, "
                 f"window {event.window_number}",
                 style="cyan",
             )
-        case TurnAborted():
+        case protocol.TurnAborted():
             return Text("turn interrupted", style="bold red")
         case SafetyDecision(decision="reject" | "sandbox_denied" | "denied" | "abort"):
             # Why a command did not run (what ran is visible from its own output).
@@ -104,16 +85,16 @@ def render_event(event: SessionEvent) -> Text | None:
             return Text(f"{event.source} {event.decision}: {what} ({event.reason})", style="yellow")
         case SafetyDecision() | ExecApprovalRequest() | ApplyPatchApprovalRequest():
             return None
-        case TokenCount():
+        case protocol.TokenCount():
             info = event.info or {}
             total = info.get("turn_token_usage", {}).get("total_tokens")
             return Text(f"tokens: {total}", style="dim") if total is not None else None
         case (
-            TaskStarted()
-            | TaskComplete()
-            | AgentMessageEvent()
-            | AgentMessageDelta()
-            | ReasoningDelta()
+            protocol.TaskStarted()
+            | protocol.TaskComplete()
+            | protocol.AgentMessageEvent()
+            | session_events.AgentMessageDelta()
+            | session_events.ReasoningDelta()
         ):
             return None
         case _:

@@ -36,6 +36,7 @@ from typing import Final
 
 from mini_codex.discovery.safe_read import UnsafeFileError, display_path, read_workspace_file
 from mini_codex.discovery.workspace import DEFAULT_RACY_MARGIN_NS
+from mini_codex.world_state.sections.agents_md import PROJECT_DOC_SEPARATOR, EnvironmentDocs
 
 __all__ = [
     "DEFAULT_FILENAME",
@@ -54,7 +55,6 @@ DEFAULT_PROJECT_DOC_MAX_BYTES: Final = 32 * 1024
 LOCAL_OVERRIDE_FILENAME: Final = "AGENTS.override.md"
 DEFAULT_FILENAME: Final = "AGENTS.md"
 DEFAULT_ROOT_MARKERS: Final = (".git",)
-PROJECT_DOC_SEPARATOR: Final = "\n\n--- project-doc ---\n\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +91,8 @@ class LoadedAgentsMd:
     sources: tuple[str, ...] = ()
     """The files that contributed text, root first."""
     warnings: tuple[str, ...] = ()
+    environments: tuple[EnvironmentDocs, ...] | None = None
+    """With remote environments (issue 26): each ready one's docs, which ``text`` labels."""
 
 
 # --- probes: every file-system fact a load depended on ---------------------------------------

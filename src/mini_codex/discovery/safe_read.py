@@ -22,7 +22,14 @@ import os
 import stat
 from dataclasses import dataclass
 
-__all__ = ["FileContent", "UnsafeFileError", "display_path", "inside", "read_workspace_file"]
+__all__ = [
+    "FileContent",
+    "UnsafeFileError",
+    "display_path",
+    "file_kind",
+    "inside",
+    "read_workspace_file",
+]
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 16
@@ -64,7 +71,8 @@ def inside(path: str, boundary: str) -> bool:
     return path == base or path.startswith(base if base == "/" else base + "/")
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular, non-symlink file is, for a one-line error (``a FIFO``, ``a device``…)."""
     if stat.S_ISFIFO(mode):
         return "a FIFO"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
@@ -103,7 +111,7 @@ def read_workspace_file(path: str, max_bytes: int, *, boundary: str | None) -> F
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise UnsafeFileError(f"{shown} is {_kind(mode)}; skipped")
+            raise UnsafeFileError(f"{shown} is {file_kind(mode)}; skipped")
         chunks: list[bytes] = []
         remaining = max_bytes + 1
         while remaining > 0:

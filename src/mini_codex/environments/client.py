@@ -15,34 +15,31 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
+from mini_codex.environments.remote_process import (
+    ExecutorGone,
+    ExecutorRequestError,
+    RemoteProcess,
+)
 from mini_codex.environments.transport import MessageStream, TransportClosed
 from mini_codex.protocol.exec_server import b64decode, b64encode, file_uri
 
-__all__ = ["ExecServerClient", "ExecutorGone", "ExecutorRequestError", "ProcessResult"]
+__all__ = [
+    "ExecServerClient",
+    "ExecutorGone",
+    "ExecutorRequestError",
+    "ProcessResult",
+    "RemoteProcess",
+]
 
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
-
-
-class ExecutorGone(Exception):
-    """The connection to the executor ended (or never answered in time)."""
-
-
-class ExecutorRequestError(Exception):
-    """The executor answered a request with an error object."""
-
-    def __init__(self, method: str, code: int, message: str) -> None:
-        super().__init__(f"{method}: {message} (code {code})")
-        self.code = code
-        self.message = message
 
 
 @dataclass
@@ -51,14 +48,6 @@ class ProcessResult:
     exit_code: int | None
     """None: the process did not exit within the timeout (it was terminated)."""
     timed_out: bool = False
-
-
-@dataclass
-class _RemoteProcess:
-    chunks: dict[int, bytes] = field(default_factory=dict)
-    exit_code: int | None = None
-    closed: anyio.Event = field(default_factory=anyio.Event)
-    changed: anyio.Event = field(default_factory=anyio.Event)
 
 
 class ExecServerClient:
@@ -72,7 +61,7 @@ class ExecServerClient:
         self.closed_reason: str | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, MemoryObjectSendStream[dict[str, Any]]] = {}
-        self._processes: dict[str, _RemoteProcess] = {}
+        self._processes: dict[str, RemoteProcess] = {}
         self._done = anyio.Event()
 
     @property
@@ -92,9 +81,8 @@ class ExecServerClient:
             for sender in self._pending.values():
                 sender.close()
             self._pending.clear()
-            for process in self._processes.values():
-                process.closed.set()
-                process.changed.set()
+            for process in list(self._processes.values()):
+                process.on_closed()
             with anyio.CancelScope(shield=True):
                 await self.stream.aclose()
 
@@ -129,17 +117,15 @@ class ExecServerClient:
         try:
             match method:
                 case "process/output":
-                    process.chunks[int(params["seq"])] = b64decode(str(params["chunk"]))
+                    process.on_output(int(params["seq"]), b64decode(str(params["chunk"])))
                 case "process/exited":
-                    process.exit_code = int(params["exitCode"])
+                    process.on_exited(int(params["exitCode"]))
                 case "process/closed":
-                    process.closed.set()
+                    process.on_closed()
                 case _:
                     self.ignored += 1
         except (KeyError, ValueError, TypeError):
             self.ignored += 1
-        process.changed.set()
-        process.changed = anyio.Event()
 
     async def request(
         self,
@@ -197,19 +183,20 @@ class ExecServerClient:
             self.info = await self.request("environment/info", {}, timeout_s=timeout_s)
         return self.info
 
-    async def run_process(
+    async def start_process(
         self,
         argv: Sequence[str],
         cwd: str,
         *,
         env: Mapping[str, str] | None = None,
         sandbox: Mapping[str, Any] | None = None,
-        timeout_s: float = 60.0,
-    ) -> ProcessResult:
-        """Start ``argv`` in ``cwd`` with the executor's own environment (plus ``env``), wait
-        for it to close (at most ``timeout_s``, then terminate it) and return its output."""
+        pipe_stdin: bool = False,
+        tty: bool = False,
+    ) -> RemoteProcess:
+        """``process/start`` of ``argv`` in ``cwd`` with the executor's own environment (plus
+        ``env``); the handle collects its output (``remote_process.RemoteProcess``)."""
         process_id = f"mini-{uuid.uuid4()}"
-        process = self._processes[process_id] = _RemoteProcess()
+        process = self._processes[process_id] = RemoteProcess(self, process_id)
         try:
             await self.request(
                 "process/start",
@@ -225,23 +212,42 @@ class ExecServerClient:
                         "includeOnly": [],
                     },
                     "env": dict(env or {}),
-                    "tty": False,
-                    "pipeStdin": False,
+                    "tty": tty,
+                    "pipeStdin": pipe_stdin,
                     "sandbox": dict(sandbox) if sandbox is not None else None,
                 },
             )
-            deadline = time.monotonic() + timeout_s
-            with anyio.move_on_after(timeout_s):
-                await process.closed.wait()
-            if self._done.is_set() and process.exit_code is None:
+        except BaseException:
+            self.forget(process_id)
+            raise
+        return process
+
+    def forget(self, process_id: str) -> None:
+        self._processes.pop(process_id, None)
+
+    async def run_process(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        sandbox: Mapping[str, Any] | None = None,
+        timeout_s: float = 60.0,
+    ) -> ProcessResult:
+        """Start ``argv``, wait for it to close (at most ``timeout_s``, then terminate it) and
+        return its output."""
+        process = await self.start_process(argv, cwd, env=env, sandbox=sandbox)
+        try:
+            closed = await process.wait_closed(timeout_s)
+            if process.gone:
                 raise ExecutorGone(self.closed_reason or "the executor went away mid-command")
-            timed_out = not process.closed.is_set() and time.monotonic() >= deadline
-            if timed_out:
-                await self.request("process/terminate", {"processId": process_id}, timeout_s=5)
-            output = b"".join(process.chunks[seq] for seq in sorted(process.chunks))
-            return ProcessResult(output, process.exit_code, timed_out)
+            if not closed:
+                await self.request(
+                    "process/terminate", {"processId": process.process_id}, timeout_s=5
+                )
+            return ProcessResult(process.take_output(), process.exit_code, not closed)
         finally:
-            self._processes.pop(process_id, None)
+            self.forget(process.process_id)
 
     async def read_file(self, path: str) -> bytes:
         result = await self.request("fs/readFile", {"path": file_uri(path), "sandbox": None})

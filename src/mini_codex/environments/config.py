@@ -48,7 +48,10 @@ REMOTE_ID = "remote"
 _RESERVED = {"local", "remote", "none"}
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TOP_KEYS = {"default", "include_local", "environments"}
+MAX_CAPABILITY_ROOTS = 256
+"""Codex's ``MAX_SELECTED_CAPABILITY_ROOTS``."""
 _ENV_KEYS = {
+    "capability_roots",
     "id",
     "url",
     "program",
@@ -72,6 +75,9 @@ class ExecutorSpec:
     cwd: str | None = None
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
     initialize_timeout_s: float = DEFAULT_INITIALIZE_TIMEOUT_S
+    capability_roots: tuple[str, ...] = ()
+    """Skill folders on the executor (absolute paths there), discovered through ``fs/*`` when it
+    is ready (mini-codex's key; Codex takes them from ``thread/start.selectedCapabilityRoots``)."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +152,13 @@ def _executor(where: str, index: int, raw: Any, home: Path) -> ExecutorSpec:
     cwd = raw.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise _fail(here, "cwd must be a string")
+    roots = raw.get("capability_roots", [])
+    if not isinstance(roots, list) or not all(
+        isinstance(root, str) and root.startswith("/") for root in roots
+    ):
+        raise _fail(here, "capability_roots must be a list of absolute paths")
+    if len(roots) > MAX_CAPABILITY_ROOTS:
+        raise _fail(here, f"more than {MAX_CAPABILITY_ROOTS} capability_roots")
     return ExecutorSpec(
         id=env_id,
         url=url,
@@ -161,6 +174,7 @@ def _executor(where: str, index: int, raw: Any, home: Path) -> ExecutorSpec:
             "initialize_timeout_sec",
             raw.get("initialize_timeout_sec", DEFAULT_INITIALIZE_TIMEOUT_S),
         ),
+        capability_roots=tuple(roots),
     )
 
 

@@ -42,6 +42,8 @@ class EnvironmentView:
     error: str | None = None
     client: ExecServerClient | None = None
     """The executor connection (None for ``local`` and for one that is not ready)."""
+    capability_roots: tuple[str, ...] = ()
+    """Skill folders on the executor (``ExecutorSpec.capability_roots``)."""
 
     @property
     def is_local(self) -> bool:
@@ -183,6 +185,14 @@ class ThreadEnvironments:
                 self._failed(entry, f"exec-server disconnected: {client.closed_reason}")
                 client = None
             views.append(
-                EnvironmentView(env_id, self.cwd, entry.state, entry.shell, entry.error, client)
+                EnvironmentView(
+                    env_id,
+                    self.cwd,
+                    entry.state,
+                    entry.shell,
+                    entry.error,
+                    client,
+                    entry.spec.capability_roots,
+                )
             )
         return EnvironmentSnapshot(tuple(views))

@@ -20,17 +20,66 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import jsonschema
-
 __all__ = [
     "ElicitationAnswer",
     "ElicitationHandler",
     "ElicitationRequest",
     "answer_problem",
+    "convert_field",
+    "field_choices",
     "settle_answer",
 ]
 
 Action = Literal["accept", "decline", "cancel"]
+
+_TRUE = {"y", "yes", "true", "1"}
+_FALSE = {"n", "no", "false", "0"}
+
+
+def field_choices(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(value, title)`` of an enum field (``enum``, titled ``oneOf``, or an array of either)."""
+    items = spec.get("items") if spec.get("type") == "array" else spec
+    items = items if isinstance(items, dict) else {}
+    if "enum" in items:
+        names = items.get("enumNames") or []
+        return [
+            (str(value), str(names[index]) if index < len(names) else str(value))
+            for index, value in enumerate(items["enum"])
+        ]
+    options = items.get("oneOf") or items.get("anyOf") or []
+    return [
+        (str(option["const"]), str(option.get("title", option["const"])))
+        for option in options
+        if isinstance(option, dict) and "const" in option
+    ]
+
+
+def _choice(spec: dict[str, Any], text: str) -> str:
+    """A choice typed as its value or its title (any case) → its value."""
+    lowered = text.strip().lower()
+    for value, title in field_choices(spec):
+        if lowered in (value.lower(), title.lower()):
+            return value
+    return text.strip()
+
+
+def convert_field(spec: dict[str, Any], text: str) -> Any:
+    """``text`` as the JSON value of a field of type ``spec["type"]``; raises ``ValueError``.
+
+    Booleans take yes/no, arrays comma-separated items, enum fields a value or its title."""
+    kind = spec.get("type", "string")
+    if kind == "integer":
+        return int(text)
+    if kind == "number":
+        return float(text)
+    if kind == "boolean":
+        lowered = text.strip().lower()
+        if lowered in _TRUE | _FALSE:
+            return lowered in _TRUE
+        raise ValueError(f"expected yes or no, got {text!r}")
+    if kind == "array":
+        return [_choice(spec, part) for part in text.split(",") if part.strip()]
+    return _choice(spec, text) if field_choices(spec) else text
 
 
 @dataclass(frozen=True)
@@ -40,6 +89,10 @@ class ElicitationRequest:
     mode: Literal["form", "url"] = "form"
     requested_schema: dict[str, Any] = field(default_factory=dict)
     url: str | None = None
+    elicitation_id: str | None = None
+    """A URL request's id (the server matches its completion notification with it)."""
+    meta: dict[str, Any] | None = None
+    """The request's ``_meta``, as the server sent it."""
 
     def describe(self) -> str:
         """What the user is shown: the server, its message, and the fields or the URL."""
@@ -76,6 +129,8 @@ def answer_problem(request: ElicitationRequest, answer: ElicitationAnswer) -> st
     """Why an ``accept`` answer does not match the requested schema (None: it does)."""
     if answer.action != "accept" or request.mode != "form":
         return None
+    import jsonschema  # only when an answer is checked (it takes a while to import)
+
     content = answer.content if answer.content is not None else {}
     schema = request.requested_schema or {"type": "object"}
     try:

@@ -83,6 +83,8 @@ class StdioHttpClientFactory:
                 mode="url" if is_url else "form",
                 requested_schema={} if is_url else dict(params.requested_schema),
                 url=params.url if is_url else None,
+                elicitation_id=params.elicitation_id if is_url else None,
+                meta=dict(params.meta) if params.meta is not None else None,
             )
             settled = await settle_answer(request, self.elicitation, self.on_warning)
             return mcp_types.ElicitResult(action=settled.action, content=settled.content)

@@ -104,6 +104,29 @@ class TokenUsage:
             "total_tokens": self.total_tokens,
         }
 
+    @classmethod
+    def from_provider(cls, usage: Any, *, input_name: str, output_name: str) -> TokenUsage:
+        """A provider SDK's usage object read by its field names: ``{input_name}_tokens`` with
+        ``{input_name}_tokens_details.cached_tokens``, ``{output_name}_tokens`` with
+        ``{output_name}_tokens_details.reasoning_tokens``, and ``total_tokens`` (the sum when
+        absent or 0); a missing or null count is 0. Responses: ``input``/``output``; Chat
+        Completions: ``prompt``/``completion``."""
+        input_tokens = _count(usage, f"{input_name}_tokens")
+        output_tokens = _count(usage, f"{output_name}_tokens")
+        input_details = getattr(usage, f"{input_name}_tokens_details", None)
+        output_details = getattr(usage, f"{output_name}_tokens_details", None)
+        return cls(
+            input_tokens=input_tokens,
+            cached_input_tokens=_count(input_details, "cached_tokens"),
+            output_tokens=output_tokens,
+            reasoning_output_tokens=_count(output_details, "reasoning_tokens"),
+            total_tokens=_count(usage, "total_tokens") or input_tokens + output_tokens,
+        )
+
+
+def _count(source: Any, name: str) -> int:
+    return int(getattr(source, name, 0) or 0)
+
 
 # --- stream events (closed union) ---------------------------------------------------------------
 

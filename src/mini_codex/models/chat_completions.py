@@ -46,16 +46,12 @@ from typing import Any, Literal, Self
 import anyio.to_thread
 import httpx2
 
+from mini_codex import protocol
+from mini_codex.models import base
 from mini_codex.models.base import (
-    Completed,
-    Created,
     ModelClientOptions,
     ModelEvent,
-    OutputItemAdded,
-    OutputItemDone,
-    OutputTextDelta,
     Prompt,
-    ReasoningSummaryDelta,
     TokenUsage,
     json_schema_format,
 )
@@ -75,19 +71,7 @@ from mini_codex.models.tool_envelope import (
     envelope_response_format,
     parse_envelope,
 )
-from mini_codex.protocol.items import (
-    CustomToolCall,
-    CustomToolCallOutput,
-    FunctionCall,
-    FunctionCallOutput,
-    InputImage,
-    InputText,
-    Message,
-    OutputText,
-    ResponseItem,
-    assistant_message,
-    message_text,
-)
+from mini_codex.protocol.items import ResponseItem, assistant_message, message_text
 
 CUSTOM_TOOL_ARGUMENT = "input"
 """The one string argument a freeform tool takes when exposed as a chat function."""
@@ -100,16 +84,18 @@ class ToolsNotSupported(InvalidRequest):
 # --- history → messages -------------------------------------------------------------------------
 
 
-def _user_content(item: Message) -> str | list[dict[str, Any]]:
-    if not any(isinstance(part, InputImage) for part in item.content):
+def _user_content(item: protocol.Message) -> str | list[dict[str, Any]]:
+    if not any(isinstance(part, protocol.InputImage) for part in item.content):
         return "\n".join(
-            part.text for part in item.content if isinstance(part, InputText | OutputText)
+            part.text
+            for part in item.content
+            if isinstance(part, protocol.InputText | protocol.OutputText)
         )
     parts: list[dict[str, Any]] = []
     for part in item.content:
-        if isinstance(part, InputText | OutputText):
+        if isinstance(part, protocol.InputText | protocol.OutputText):
             parts.append({"type": "text", "text": part.text})
-        elif isinstance(part, InputImage) and part.image_url:
+        elif isinstance(part, protocol.InputImage) and part.image_url:
             parts.append({"type": "image_url", "image_url": {"url": part.image_url}})
     return parts
 
@@ -167,28 +153,28 @@ class _MessageBuilder:
         self.calls.add(call_id)
 
     def add(self, item: ResponseItem) -> None:
-        if not isinstance(item, FunctionCallOutput | CustomToolCallOutput):
+        if not isinstance(item, protocol.FunctionCallOutput | protocol.CustomToolCallOutput):
             self.flush_images()
         match item:
-            case Message(role="developer" | "system"):
+            case protocol.Message(role="developer" | "system"):
                 if self.leading:
                     self.system.append(message_text(item))
                 else:
                     self.flush()
                     self.messages.append({"role": "system", "content": message_text(item)})
-            case Message(role="assistant"):
+            case protocol.Message(role="assistant"):
                 self.flush()
                 self.assistant = {"role": "assistant", "content": message_text(item)}
-            case Message():
+            case protocol.Message():
                 self.flush()
                 self.messages.append({"role": item.role, "content": _user_content(item)})
-            case FunctionCall(call_id=call_id, arguments=arguments):
+            case protocol.FunctionCall(call_id=call_id, arguments=arguments):
                 self.add_call(call_id, item.qualified_name, arguments)
-            case CustomToolCall(call_id=call_id, name=name, input=text):
+            case protocol.CustomToolCall(call_id=call_id, name=name, input=text):
                 self.add_call(call_id, name, json.dumps({CUSTOM_TOOL_ARGUMENT: text}))
             case (
-                FunctionCallOutput(call_id=call_id, output=output)
-                | CustomToolCallOutput(call_id=call_id, output=output)
+                protocol.FunctionCallOutput(call_id=call_id, output=output)
+                | protocol.CustomToolCallOutput(call_id=call_id, output=output)
             ):
                 self.flush()
                 if call_id in self.calls:
@@ -322,17 +308,7 @@ def _custom_input(arguments: str) -> str:
 def _usage(raw: Any) -> TokenUsage | None:
     if raw is None:
         return None
-    prompt_tokens = int(getattr(raw, "prompt_tokens", 0) or 0)
-    completion_tokens = int(getattr(raw, "completion_tokens", 0) or 0)
-    prompt_details = getattr(raw, "prompt_tokens_details", None)
-    completion_details = getattr(raw, "completion_tokens_details", None)
-    return TokenUsage(
-        input_tokens=prompt_tokens,
-        cached_input_tokens=int(getattr(prompt_details, "cached_tokens", 0) or 0),
-        output_tokens=completion_tokens,
-        reasoning_output_tokens=int(getattr(completion_details, "reasoning_tokens", 0) or 0),
-        total_tokens=int(getattr(raw, "total_tokens", 0) or prompt_tokens + completion_tokens),
-    )
+    return TokenUsage.from_provider(raw, input_name="prompt", output_name="completion")
 
 
 def _reasoning_delta(delta: Any) -> str | None:
@@ -360,7 +336,7 @@ class _Accumulator:
         events: list[ModelEvent] = []
         if self.response_id is None:
             self.response_id = getattr(chunk, "id", None) or ""
-            events.append(Created(self.response_id or None))
+            events.append(base.Created(self.response_id or None))
         usage = _usage(getattr(chunk, "usage", None))
         if usage is not None:
             self.usage = usage
@@ -378,21 +354,21 @@ class _Accumulator:
         events: list[ModelEvent] = []
         reasoning = _reasoning_delta(delta)
         if reasoning:
-            events.append(ReasoningSummaryDelta(None, reasoning))
+            events.append(base.ReasoningSummaryDelta(None, reasoning))
         content = getattr(delta, "content", None)
         if content and self.envelope is not None:
             self.text.append(content)
             content = self.envelope.feed(content)
             if content and not self.envelope.started:
                 self.envelope.started = True
-                events.append(OutputItemAdded(Message(role="assistant", content=[])))
+                events.append(base.OutputItemAdded(protocol.Message(role="assistant", content=[])))
             if content:
-                events.append(OutputTextDelta(None, content))
+                events.append(base.OutputTextDelta(None, content))
         elif content:
             if not self.text:
-                events.append(OutputItemAdded(Message(role="assistant", content=[])))
+                events.append(base.OutputItemAdded(protocol.Message(role="assistant", content=[])))
             self.text.append(content)
-            events.append(OutputTextDelta(None, content))
+            events.append(base.OutputTextDelta(None, content))
         for call in getattr(delta, "tool_calls", None) or []:
             key = int(getattr(call, "index", 0) or 0)
             acc = self.calls.get(key)
@@ -432,10 +408,14 @@ class _Accumulator:
             arguments = "".join(acc.arguments)
             if acc.name in self.custom_tools:
                 items.append(
-                    CustomToolCall(name=acc.name, input=_custom_input(arguments), call_id=call_id)
+                    protocol.CustomToolCall(
+                        name=acc.name, input=_custom_input(arguments), call_id=call_id
+                    )
                 )
             else:
-                items.append(FunctionCall(name=acc.name, arguments=arguments, call_id=call_id))
+                items.append(
+                    protocol.FunctionCall(name=acc.name, arguments=arguments, call_id=call_id)
+                )
         return items
 
 
@@ -530,13 +510,13 @@ class ChatCompletionsClient(OpenAISdkClient):
             raise stream_closed_early()
         outputs = acc.output_items()
         for item in outputs:
-            yield OutputItemDone(item)
+            yield base.OutputItemDone(item)
         usage = acc.usage
         if usage is None:
             usage = await anyio.to_thread.run_sync(
                 estimate_usage, prompt, tuple(outputs), self.token_cache
             )
-        yield Completed(acc.response_id or None, usage)
+        yield base.Completed(acc.response_id or None, usage)
 
 
 __all__ = [

@@ -38,19 +38,8 @@ import anyio.to_thread
 import orjson
 import pydantic
 
-from mini_codex.models.base import (
-    Completed,
-    Created,
-    ModelEvent,
-    OutputItemAdded,
-    OutputItemDone,
-    OutputTextDelta,
-    Prompt,
-    ReasoningSummaryDelta,
-    TokenUsage,
-    ToolCallInputDelta,
-    json_schema_format,
-)
+from mini_codex.models import base
+from mini_codex.models.base import ModelEvent, Prompt, TokenUsage, json_schema_format
 from mini_codex.models.errors import ProviderError, StreamError, stream_closed_early
 from mini_codex.models.openai_sdk import (
     OpenAISdkClient,
@@ -256,17 +245,7 @@ def usage_from_response(response: Any) -> TokenUsage | None:
     usage = getattr(response, "usage", None)
     if usage is None:
         return None
-    input_details = getattr(usage, "input_tokens_details", None)
-    output_details = getattr(usage, "output_tokens_details", None)
-    input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
-    output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-    return TokenUsage(
-        input_tokens=input_tokens,
-        cached_input_tokens=int(getattr(input_details, "cached_tokens", 0) or 0),
-        output_tokens=output_tokens,
-        reasoning_output_tokens=int(getattr(output_details, "reasoning_tokens", 0) or 0),
-        total_tokens=int(getattr(usage, "total_tokens", 0) or input_tokens + output_tokens),
-    )
+    return TokenUsage.from_provider(usage, input_name="input", output_name="output")
 
 
 def _end_turn(response: Any) -> bool | None:
@@ -342,7 +321,7 @@ class OpenAIResponsesClient(OpenAISdkClient):
         with map_openai_errors(self.access):
             sdk_stream = await self._send(prompt)
         outputs: list[ResponseItem] = []
-        completed: Completed | None = None
+        completed: base.Completed | None = None
         custom_calls: dict[str, str] = {}  # item id -> call id
         try:
             iterator = aiter(sdk_stream)
@@ -365,36 +344,36 @@ class OpenAIResponsesClient(OpenAISdkClient):
             usage = await anyio.to_thread.run_sync(
                 estimate_usage, prompt, tuple(outputs), self.token_cache
             )
-            completed = Completed(completed.response_id, usage, completed.end_turn)
+            completed = base.Completed(completed.response_id, usage, completed.end_turn)
         yield completed
 
 
 def _map_event(
     event: Any, outputs: list[ResponseItem], custom_calls: dict[str, str]
-) -> tuple[ModelEvent | None, Completed | None]:
+) -> tuple[ModelEvent | None, base.Completed | None]:
     """One SDK event → (event to yield, ``Completed`` when the response finished)."""
     match getattr(event, "type", None):
         case "response.created":
-            return Created(getattr(event.response, "id", None)), None
+            return base.Created(getattr(event.response, "id", None)), None
         case "response.output_item.added":
             item = output_item(event.item)
             if isinstance(item, CustomToolCall) and item.id:
                 custom_calls[item.id] = item.call_id
-            return OutputItemAdded(item), None
+            return base.OutputItemAdded(item), None
         case "response.output_text.delta":
-            return OutputTextDelta(event.item_id, event.delta), None
+            return base.OutputTextDelta(event.item_id, event.delta), None
         case "response.reasoning_summary_text.delta":
-            return ReasoningSummaryDelta(event.item_id, event.delta), None
+            return base.ReasoningSummaryDelta(event.item_id, event.delta), None
         case "response.custom_tool_call_input.delta":
             call_id = custom_calls.get(event.item_id, event.item_id)
-            return ToolCallInputDelta(call_id, event.delta), None
+            return base.ToolCallInputDelta(call_id, event.delta), None
         case "response.output_item.done":
             item = output_item(event.item)
             outputs.append(item)
-            return OutputItemDone(item), None
+            return base.OutputItemDone(item), None
         case "response.completed":
             response = event.response
-            completed = Completed(
+            completed = base.Completed(
                 getattr(response, "id", None), usage_from_response(response), _end_turn(response)
             )
             return None, completed

@@ -21,18 +21,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from mini_codex.errors import ConfigError, ModelError
-from mini_codex.models.errors import (
-    AuthenticationError,
-    ContextWindowExceeded,
-    InvalidRequest,
-    ProviderError,
-    QuotaExceeded,
-    RateLimited,
-    ServerError,
-    StreamError,
-    Timeout,
-    UsageLimitReached,
-)
+from mini_codex.models import errors
+from mini_codex.models.errors import ProviderError
 
 INITIAL_DELAY_S = 0.2
 BACKOFF_FACTOR = 2.0
@@ -229,39 +219,42 @@ def classify_http_status(
     delay = parse_retry_after(retry_after, now=now)
     if status == 429:
         if _has_code(details, _QUOTA_CODES | _QUOTA_PHRASES):
-            return QuotaExceeded(
-                _with_detail(QuotaExceeded.DEFAULT_MESSAGE, details.message), status=status
+            return errors.QuotaExceeded(
+                _with_detail(errors.QuotaExceeded.DEFAULT_MESSAGE, details.message), status=status
             )
         if _has_code(details, _USAGE_LIMIT_CODES):
-            return UsageLimitReached(
-                _with_detail(UsageLimitReached.DEFAULT_MESSAGE, details.message), status=status
+            return errors.UsageLimitReached(
+                _with_detail(errors.UsageLimitReached.DEFAULT_MESSAGE, details.message),
+                status=status,
             )
-        return RateLimited(
+        return errors.RateLimited(
             _with_detail("rate limited (HTTP 429)", details.message),
             status=status,
             retry_after_s=delay if delay is not None else parse_try_again_in(details.message),
         )
     if status in (401, 403):
-        return AuthenticationError(
+        return errors.AuthenticationError(
             _with_detail(f"invalid API key or missing permissions (HTTP {status})", details.message)
             + ". Check the API key configured for this provider.",
             status=status,
         )
     if status in (400, 413) and _is_context_error(details):
-        return ContextWindowExceeded(status=status)
+        return errors.ContextWindowExceeded(status=status)
     if status == 408:
-        return Timeout(_with_detail("request timed out (HTTP 408)", details.message), status=status)
+        return errors.Timeout(
+            _with_detail("request timed out (HTTP 408)", details.message), status=status
+        )
     if 400 <= status < 500:
-        return InvalidRequest(
+        return errors.InvalidRequest(
             _with_detail(f"invalid request (HTTP {status})", details.message), status=status
         )
     if status >= 500:
-        return ServerError(
+        return errors.ServerError(
             _with_detail(f"server error (HTTP {status})", details.message),
             status=status,
             retry_after_s=delay,
         )
-    return ServerError(
+    return errors.ServerError(
         _with_detail(f"unexpected HTTP status {status}", details.message),
         status=status,
         retry_after_s=delay,
@@ -273,17 +266,21 @@ def classify_stream_failure(code: str | None, message: str | None) -> ProviderEr
     detail = (message or "").strip()
     details = _ErrorDetails(frozenset({code.lower()}) if code else frozenset(), detail)
     if _is_context_error(details):
-        return ContextWindowExceeded()
+        return errors.ContextWindowExceeded()
     if _has_code(details, _QUOTA_CODES | _QUOTA_PHRASES):
-        return QuotaExceeded(_with_detail(QuotaExceeded.DEFAULT_MESSAGE, detail))
+        return errors.QuotaExceeded(_with_detail(errors.QuotaExceeded.DEFAULT_MESSAGE, detail))
     if _has_code(details, _USAGE_LIMIT_CODES):
-        return UsageLimitReached(_with_detail(UsageLimitReached.DEFAULT_MESSAGE, detail))
+        return errors.UsageLimitReached(
+            _with_detail(errors.UsageLimitReached.DEFAULT_MESSAGE, detail)
+        )
     if details.codes & _INVALID_CODES:
-        return InvalidRequest(_with_detail("invalid request", detail))
+        return errors.InvalidRequest(_with_detail("invalid request", detail))
     if details.codes & _RATE_LIMIT_CODES:
-        return RateLimited(
+        return errors.RateLimited(
             _with_detail("rate limited", detail), retry_after_s=parse_try_again_in(detail)
         )
     if details.codes & _OVERLOAD_CODES:
-        return ServerError(_with_detail("the model provider is overloaded or failing", detail))
-    return StreamError(detail or "response.failed without a message")
+        return errors.ServerError(
+            _with_detail("the model provider is overloaded or failing", detail)
+        )
+    return errors.StreamError(detail or "response.failed without a message")

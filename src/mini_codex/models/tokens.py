@@ -32,23 +32,11 @@ from typing import Any
 
 import tiktoken
 
+from mini_codex import protocol
 from mini_codex.errors import ConfigError
 from mini_codex.models.base import Prompt, TokenUsage
 from mini_codex.models.request_body import ItemCache
-from mini_codex.protocol.items import (
-    CustomToolCall,
-    CustomToolCallOutput,
-    FunctionCall,
-    FunctionCallOutput,
-    InputImage,
-    InputText,
-    Message,
-    OutputText,
-    Reasoning,
-    ResponseItem,
-    UnknownContent,
-    UnknownItem,
-)
+from mini_codex.protocol.items import ResponseItem
 
 # --- encodings ----------------------------------------------------------------------------------
 
@@ -201,29 +189,32 @@ def _output_text(output: str | list[dict[str, Any]]) -> str:
 def _texts(item: ResponseItem) -> tuple[list[str], int]:
     """The text pieces of ``item`` and the tokens counted without text (images, encrypted)."""
     match item:
-        case Message(content=content):
+        case protocol.Message(content=content):
             texts: list[str] = [item.role]
             extra = 0
             for part in content:
                 match part:
-                    case InputText(text=text) | OutputText(text=text):
+                    case protocol.InputText(text=text) | protocol.OutputText(text=text):
                         texts.append(text)
-                    case InputImage():
+                    case protocol.InputImage():
                         extra += IMAGE_TOKENS
-                    case UnknownContent():
+                    case protocol.UnknownContent():
                         texts.append(json.dumps(part.to_json(), ensure_ascii=False))
             return texts, extra
-        case Reasoning(summary=summary, content=content, encrypted_content=encrypted):
+        case protocol.Reasoning(summary=summary, content=content, encrypted_content=encrypted):
             parts = [*summary, *(content or [])]
             pieces = [str(part.get("text", "")) for part in parts]
             return pieces, _encrypted_reasoning_tokens(encrypted)
-        case FunctionCall(name=name, arguments=arguments):
+        case protocol.FunctionCall(name=name, arguments=arguments):
             return [name, arguments], 0
-        case CustomToolCall(name=name, input=text):
+        case protocol.CustomToolCall(name=name, input=text):
             return [name, text], 0
-        case FunctionCallOutput(output=output) | CustomToolCallOutput(output=output):
+        case (
+            protocol.FunctionCallOutput(output=output)
+            | protocol.CustomToolCallOutput(output=output)
+        ):
             return [_output_text(output)], 0
-        case UnknownItem():
+        case protocol.UnknownItem():
             return [json.dumps(item.to_json(), ensure_ascii=False)], 0
 
 

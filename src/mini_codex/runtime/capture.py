@@ -29,6 +29,12 @@ from mini_codex.mcp.binding import McpBinding
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.contexts import StepContext, TurnContext
 from mini_codex.runtime.deadline import DeadlineCall, Late
+from mini_codex.runtime.environment_discovery import (
+    EnvironmentCaches,
+    has_remote,
+    primary_workspace,
+    remote_agents_md_and_skills,
+)
 from mini_codex.runtime.environments_step import route_tools, step_snapshot, world_environments
 from mini_codex.runtime.extension_inputs import extension_context
 from mini_codex.runtime.mcp_tools import mcp_registered_tools
@@ -37,6 +43,8 @@ from mini_codex.sandbox.bwrap import SandboxAvailability
 from mini_codex.sandbox.launch import detect_sandbox
 from mini_codex.sandbox.policy import writable_roots
 from mini_codex.skills.capture import capture_skills
+from mini_codex.skills.executor import render_executor_skills
+from mini_codex.skills.executor_section import ExecutorSkillsSection
 from mini_codex.world_state import WorldState, WorldStateExtension
 from mini_codex.world_state.extensions import ExtensionStores, contribute_sections
 from mini_codex.world_state.sections import (
@@ -48,6 +56,9 @@ from mini_codex.world_state.sections import (
 )
 from mini_codex.world_state.sections.capture_notes import CaptureNotesSection
 from mini_codex.world_state.sections.environments import Environment
+from mini_codex.world_state.sections.environments_instructions import (
+    EnvironmentsInstructionsSection as EnvironmentsInstructions,
+)
 from mini_codex.world_state.sections.permissions import landlock_note, unsandboxed_note
 from mini_codex.world_state.sections.workspace import WorkspaceSection
 from mini_codex.world_state.workspace_files import WorkspaceFiles
@@ -118,6 +129,8 @@ class CaptureCaches:
     """The session's skills (None: no skills catalog); discovered once per turn."""
     extension_stores: ExtensionStores = field(default_factory=ExtensionStores)
     """The session and thread stores extensions keep data in (the turn store is per turn)."""
+    remote: EnvironmentCaches = field(default_factory=EnvironmentCaches)
+    """What was read in remote environments (AGENTS.md, the primary's workspace; issue 26)."""
 
 
 async def _phase(settings: CaptureSettings, name: str) -> None:
@@ -153,13 +166,24 @@ async def capture_step(
     environments, snapshot = await _environments(turn, caches)
     notes: list[str] = []
     await _phase(settings, "agents_md")
-    agents_md = await _agents_md(turn, settings, caches, notes)
+    remote = snapshot if has_remote(snapshot) else None  # issues 26 / 27.6: remote environments
+    agents_md: LoadedAgentsMd | None
+    if remote is not None:  # every ready environment's AGENTS.md, and executor skills
+        local_docs = functools.partial(caches.agents_md.get, turn.cwd, settings.agents_md_config)
+        agents_md, remote_skills = await remote_agents_md_and_skills(
+            remote, settings.agents_md_config, settings.user_instructions, local_docs,
+            caches.remote, notes, settings.on_warning,
+        )  # fmt: skip
+    else:
+        agents_md, remote_skills = await _agents_md(turn, settings, caches, notes), None
     skills = await _skills(turn, settings, caches)
     await _phase(settings, "sandbox")
     if caches.sandbox is None:
         caches.sandbox = await detect_sandbox()
     await _phase(settings, "workspace")
     workspace = await _workspace(settings, caches, notes)
+    if remote is not None:  # the workspace of the primary environment
+        workspace = await primary_workspace(remote, turn.turn_id, caches.remote, notes, workspace)
     await _phase(settings, "mcp")
     mcp = await _mcp_binding(settings, mcp_runtime, required_mcp_servers)
     await _phase(settings, "tools")
@@ -185,6 +209,7 @@ async def capture_step(
         environment_snapshot=snapshot,
         skills=skills,
         subagents=settings.subagents() if settings.subagents is not None else None,
+        executor_skills=remote_skills,
     )
     world_state = build_world_state(
         step,
@@ -329,7 +354,10 @@ def build_world_state(
     world_state = WorldState()
     world_state.add(ModelSection(turn.model, turn.base_instructions, previous_model))
     if step.agents_md is not None:  # None: not loaded in time (see step.notes)
-        world_state.add(AgentsMdSection(step.agents_md.text, step.agents_md.directory))
+        loaded = step.agents_md
+        world_state.add(
+            AgentsMdSection(loaded.text, loaded.directory, environments=loaded.environments)
+        )
     world_state.add(_permissions(step))
     world_state.add(
         EnvironmentsSection(
@@ -339,6 +367,10 @@ def build_world_state(
             subagents=step.subagents,
         )
     )
+    if turn.session.config.features.deferred_executor:
+        world_state.add(EnvironmentsInstructions(True))
+    if step.executor_skills is not None:
+        world_state.add(ExecutorSkillsSection(render_executor_skills(step.executor_skills)))
     if step.workspace is not None:  # None: not listed in time (see step.notes)
         world_state.add(
             WorkspaceSection(step.workspace, persist_cap=persist_cap, render_cap=render_cap)

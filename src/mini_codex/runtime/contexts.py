@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from mini_codex.mcp.binding import McpBinding
     from mini_codex.runtime.tool_router import ToolRouter
     from mini_codex.sandbox.bwrap import SandboxAvailability
+    from mini_codex.skills.executor import ExecutorSkill
     from mini_codex.skills.service import StepSkills
     from mini_codex.tools.approvals import Approvals
     from mini_codex.world_state.sections.environments import Environment
@@ -107,3 +108,6 @@ class StepContext:
     """The turn's skills (catalog, ``host_skills`` section); None when skills are off."""
     subagents: str | None = None
     """The open child agents, one ``- ID: NICKNAME`` line each (``environments`` section)."""
+    executor_skills: tuple[ExecutorSkill, ...] | None = None
+    """Skills of the ready remote environments (the executor ``skills`` section); None: the
+    session has no remote environment."""

@@ -24,6 +24,7 @@ from mini_codex.environments.manager import EnvironmentSnapshot, ThreadEnvironme
 from mini_codex.runtime.contexts import EnvironmentSelection, TurnContext
 from mini_codex.runtime.tool_router import RegisteredTool
 from mini_codex.tools.environment_routing import ROUTED_TOOLS, EnvironmentRouted
+from mini_codex.tools.remote_exec import RemoteSessionInput
 from mini_codex.tools.remote_patch import RoutedPatch
 from mini_codex.world_state.sections.environments import Environment, EnvironmentStatus
 
@@ -75,6 +76,8 @@ def route_tools(
         name = entry.tool.spec.name if entry.namespace is None else None
         if name in ROUTED_TOOLS:
             entry = replace(entry, tool=EnvironmentRouted(entry.tool, advertise=snapshot.multiple))
+        elif name == "write_stdin":
+            entry = replace(entry, tool=RemoteSessionInput(entry.tool))
         elif name == "apply_patch":
             entry = replace(entry, tool=RoutedPatch(entry.tool, advertise=snapshot.multiple))
         routed.append(entry)

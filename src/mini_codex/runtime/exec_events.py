@@ -30,15 +30,9 @@ from typing import Any, Literal
 
 import orjson
 
+from mini_codex import protocol
 from mini_codex.mcp.resources import RESOURCE_TOOL_NAMES
-from mini_codex.protocol import (
-    AgentMessageEvent,
-    TaskComplete,
-    TaskStarted,
-    TokenCount,
-    TurnAborted,
-    UserMessageEvent,
-)
+from mini_codex.protocol import session_events
 from mini_codex.protocol.exec_events import (
     AgentMessageItem,
     CollabToolCallItem,
@@ -65,24 +59,7 @@ from mini_codex.protocol.exec_events import (
     TurnStarted,
     Usage,
 )
-from mini_codex.protocol.session_events import (
-    AgentMessageDelta,
-    ContextCompacted,
-    ErrorEvent,
-    ExecCommandOutputDelta,
-    ReasoningDelta,
-    SessionConfigured,
-    SessionEvent,
-    ShutdownComplete,
-    StepStarted,
-    StreamErrorEvent,
-    ToolCallBegin,
-    ToolCallEnd,
-    WarningEvent,
-)
-from mini_codex.protocol.session_events import (
-    ItemCompleted as SessionItemCompleted,
-)
+from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.runtime.exec_collab import COLLAB_PREFIX, collab_completed, collab_started
 from mini_codex.tools.apply_patch.parser import (
     AddFile,
@@ -187,44 +164,46 @@ class ExecEventMapper:
 
     def feed(self, event: SessionEvent) -> list[ExecEvent]:
         match event:
-            case SessionConfigured():
+            case session_events.SessionConfigured():
                 self._cwd, self._thread_id = Path(event.cwd), event.session_id
                 return [ThreadStarted(thread_id=event.session_id)]
-            case TaskStarted():
+            case protocol.TaskStarted():
                 self._turn_error = None
                 self._todo = None
                 self._turn_message = None
                 return [TurnStarted()]
-            case SessionItemCompleted():
+            case session_events.ItemCompleted():
                 return self._response_item(event.item)
-            case ToolCallBegin():
+            case session_events.ToolCallBegin():
                 return self._begin(event)
-            case ToolCallEnd():
+            case session_events.ToolCallEnd():
                 return self._end(event)
-            case TokenCount():
+            case protocol.TokenCount():
                 self._count(event)
                 return []
-            case WarningEvent():
+            case session_events.WarningEvent():
                 return [ItemCompleted(item=ErrorItem(id=self._new_id(), message=event.message))]
-            case ErrorEvent():
+            case session_events.ErrorEvent():
                 self._turn_error = event.message
                 return [ThreadError(message=event.message)]
-            case TaskComplete():
+            case protocol.TaskComplete():
                 return self._turn_end()
-            case TurnAborted():
+            case protocol.TurnAborted():
                 self._running.clear()
                 self._todo = None
                 return []
             case (
-                UserMessageEvent()
-                | AgentMessageEvent()
-                | StepStarted()
-                | AgentMessageDelta()
-                | ReasoningDelta()
-                | StreamErrorEvent()
-                | ExecCommandOutputDelta()  # live output: not part of Codex's exec JSONL
-                | ShutdownComplete()
-                | ContextCompacted()  # Codex's JSONL has no compaction item (its warning shows)
+                protocol.UserMessageEvent()
+                | protocol.AgentMessageEvent()
+                | session_events.StepStarted()
+                | session_events.AgentMessageDelta()
+                | session_events.ReasoningDelta()
+                | session_events.StreamErrorEvent()
+                # live output is not part of Codex's exec JSONL
+                | session_events.ExecCommandOutputDelta()
+                | session_events.ShutdownComplete()
+                # Codex's JSONL has no compaction item (its warning shows)
+                | session_events.ContextCompacted()
             ):
                 return []
             case _:
@@ -245,7 +224,7 @@ class ExecEventMapper:
             return [ItemCompleted(item=AgentMessageItem(id=self._new_id(), text=text))]
         return []
 
-    def _begin(self, event: ToolCallBegin) -> list[ExecEvent]:
+    def _begin(self, event: session_events.ToolCallBegin) -> list[ExecEvent]:
         started: ExecItem
         if event.name in SHELL_TOOLS:
             args = _json_object(event.payload)
@@ -309,7 +288,7 @@ class ExecEventMapper:
         self._todo = self._todo.model_copy(update={"items": entries})
         return [ItemUpdated(item=self._todo)]
 
-    def _end(self, event: ToolCallEnd) -> list[ExecEvent]:
+    def _end(self, event: session_events.ToolCallEnd) -> list[ExecEvent]:
         running = self._running.pop(event.call_id, None)
         if running is None:
             return []
@@ -340,7 +319,7 @@ class ExecEventMapper:
 
     @staticmethod
     def _mcp_completed(
-        item: McpToolCallItem, details: dict[str, Any], event: ToolCallEnd, ok: bool
+        item: McpToolCallItem, details: dict[str, Any], event: session_events.ToolCallEnd, ok: bool
     ) -> McpToolCallItem:
         raw = details.get("result")
         update: dict[str, Any] = {}
@@ -360,7 +339,7 @@ class ExecEventMapper:
 
     # --- turn end ----------------------------------------------------------------------------
 
-    def _count(self, event: TokenCount) -> None:
+    def _count(self, event: protocol.TokenCount) -> None:
         total = (event.info or {}).get("total_token_usage")
         if isinstance(total, dict):
             fields = Usage.model_fields

@@ -39,6 +39,7 @@ __all__ = [
     "TIMEOUT_EXIT_CODE",
     "Child",
     "ExecResult",
+    "LocalProcess",
     "run_command",
     "shell_argv",
     "supervise",
@@ -171,16 +172,16 @@ class Child(Protocol):
         ...
 
 
-class _LocalChild:
+class LocalProcess:
+    """A command started on this machine in a process group of its own (``start_new_session``):
+    what a local ``Child`` and a local PTY command (``tools.unified_exec``) share."""
+
     def __init__(self, process: Process) -> None:
         self._process = process
-        stdout = process.stdout
-        assert stdout is not None
-        self._stdout = stdout
 
     @property
-    def stdout(self) -> ByteReceiveStream:
-        return self._stdout
+    def pid(self) -> int:
+        return self._process.pid
 
     @property
     def returncode(self) -> int | None:
@@ -191,6 +192,18 @@ class _LocalChild:
 
     def kill_group(self) -> None:
         _kill_group(self._process.pid)
+
+
+class _LocalChild(LocalProcess):
+    def __init__(self, process: Process) -> None:
+        super().__init__(process)
+        stdout = process.stdout
+        assert stdout is not None
+        self._stdout = stdout
+
+    @property
+    def stdout(self) -> ByteReceiveStream:
+        return self._stdout
 
     async def finish(self, drain_timeout_s: float) -> None:
         _kill_group(self._process.pid)

@@ -6,6 +6,7 @@
     turn = thread.run_sync("and now the docs")          # scripts
     streamed = await thread.run_streamed("one more")    # streamed.events: exec --json events
     again = codex.resume_thread(thread.id)              # ours, or a Codex CLI rollout file
+    codex.start_thread(elicitation_callback=answer)     # async (ElicitationRequest) -> Answer
 
 Items and events are the ``exec --json`` objects of ``mini_codex.protocol.exec_events``, made
 by the same mapper as the CLI (``runtime/exec_events.py``). Every failure (a failed turn, a bad
@@ -14,6 +15,7 @@ subclass that is also the library error it stands for (``sdk/errors.py``): ``Cod
 is a ``ConfigError``, ``TurnFailedError`` a failed turn, and so on.
 """
 
+from mini_codex.mcp.elicitation import ElicitationAnswer, ElicitationHandler, ElicitationRequest
 from mini_codex.protocol.exec_events import ExecEvent, ExecItem, Usage
 from mini_codex.sdk.codex import Codex
 from mini_codex.sdk.errors import (
@@ -39,6 +41,9 @@ __all__ = [
     "CodexOutputSchemaError",
     "CodexResumeRefusedError",
     "CodexRolloutError",
+    "ElicitationAnswer",
+    "ElicitationHandler",
+    "ElicitationRequest",
     "ExecEvent",
     "ExecItem",
     "StreamedTurn",

@@ -25,6 +25,7 @@ from mini_codex.host import (
     resolve_session,
     resume_cwd,
 )
+from mini_codex.mcp.elicitation import ElicitationHandler
 from mini_codex.models.base import ModelClient
 from mini_codex.protocol.session_events import SessionEvent
 from mini_codex.sdk.errors import CodexInputError, codex_error
@@ -133,7 +134,13 @@ class Codex:
             client = self._lent_client(resolved.model.model, config, resolved.model.create)
         except MiniCodexError as exc:
             raise codex_error(exc) from exc
-        async with open_session(resolved, self.host, client=client, on_event=on_event) as session:
+        async with open_session(
+            resolved,
+            self.host,
+            client=client,
+            on_event=on_event,
+            elicitation_callback=options.elicitation_callback,
+        ) as session:
             yield session
 
     # --- threads -----------------------------------------------------------------------------
@@ -146,10 +153,13 @@ class Codex:
         sandbox_mode: str | None = None,
         approval_policy: str | None = None,
         skip_git_repo_check: bool = False,
+        elicitation_callback: ElicitationHandler | None = None,
     ) -> Thread:
         """A new thread; it starts (and gets its ``id``) with its first ``run``.
 
-        A ``working_directory`` that is missing or not a directory is refused here (CodexError)."""
+        A ``working_directory`` that is missing or not a directory is refused here (CodexError).
+        ``elicitation_callback`` answers MCP servers' elicitation requests (``async
+        (ElicitationRequest) -> ElicitationAnswer``); without it they are declined."""
         del skip_git_repo_check  # accepted for Codex compatibility: no repository check here
         return Thread(
             self._open,
@@ -158,6 +168,7 @@ class Codex:
                 model=model,
                 sandbox_mode=sandbox_mode,
                 approval_policy=approval_policy,
+                elicitation_callback=elicitation_callback,
             ),
         )
 
@@ -169,6 +180,7 @@ class Codex:
         model: str | None = None,
         sandbox_mode: str | None = None,
         approval_policy: str | None = None,
+        elicitation_callback: ElicitationHandler | None = None,
     ) -> Thread:
         """A recorded thread: an id (or prefix) of ours or of the Codex CLI, or a rollout path.
 
@@ -199,6 +211,7 @@ class Codex:
             model=model,
             sandbox_mode=sandbox_mode,
             approval_policy=approval_policy,
+            elicitation_callback=elicitation_callback,
         )
         return Thread(self._open, options, rollout=path, thread_id=recorded.thread_id)
 

@@ -20,6 +20,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from mini_codex.errors import MiniCodexError
+from mini_codex.mcp.elicitation import ElicitationHandler
 from mini_codex.protocol import InputImage, InputText, Message, ResponseItem
 from mini_codex.protocol.exec_events import (
     AgentMessageItem,
@@ -68,6 +69,10 @@ class ThreadOptions:
     model: str | None = None
     sandbox_mode: str | None = None
     approval_policy: str | None = None
+    elicitation_callback: ElicitationHandler | None = None
+    """Answers MCP servers' elicitation requests (``async (ElicitationRequest) ->
+    ElicitationAnswer``); None declines them. The answer is checked against the requested
+    schema: one that does not match is not sent (the server gets ``decline``)."""
 
 
 ThreadOpener = Callable[

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Literal
 
-from mini_codex.skills.model import SkillLoadOutcome, SkillScope, SkillSpec
+from mini_codex.skills.model import SkillLoadOutcome, SkillScope, SkillSpec, scope_rank
 
 __all__ = [
     "DEFAULT_CHAR_BUDGET",
@@ -98,16 +98,8 @@ def render_catalog_body(root_lines: list[str], skill_lines: list[str]) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
-def _prompt_rank(scope: SkillScope) -> int:
-    match scope:
-        case "system":
-            return 0
-        case "admin":
-            return 1
-        case "repo":
-            return 2
-        case "user":
-            return 3
+_PROMPT_ORDER: tuple[SkillScope, ...] = ("system", "admin", "repo", "user")
+"""The order skills are listed in the prompt (Codex's), unlike the discovery order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +121,7 @@ def render_catalog(outcome: SkillLoadOutcome, budget: CatalogBudget) -> Rendered
     """The catalog of ``outcome``'s implicitly usable skills, or None when there are none."""
     skills = sorted(
         (skill for skill in outcome.skills if skill.allow_implicit),
-        key=lambda s: (_prompt_rank(s.scope), s.name, s.path),
+        key=lambda s: (scope_rank(s.scope, _PROMPT_ORDER), s.name, s.path),
     )
     if not skills:
         return None

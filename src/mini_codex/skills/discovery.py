@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mini_codex.discovery.safe_read import UnsafeFileError, read_workspace_file
+from mini_codex.discovery.safe_read import UnsafeFileError, file_kind, read_workspace_file
 from mini_codex.skills.frontmatter import (
     SkillParseError,
     allows_implicit_invocation,
@@ -277,7 +277,7 @@ class SkillDiscovery:
             return cached
         parsed = _Parsed(key)
         if not stat.S_ISREG(st.st_mode):
-            kind = "a symlink" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)
+            kind = "a symlink" if stat.S_ISLNK(st.st_mode) else file_kind(st.st_mode)
             parsed.error = f"not a regular file ({kind})"
         elif st.st_size > budget:
             parsed.error = "skipped: the skills of this root exceed 16 MiB"
@@ -343,13 +343,3 @@ def _canonical(path: str) -> str | None:
         return resolved if os.path.isdir(resolved) else None
     except OSError:
         return None
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"

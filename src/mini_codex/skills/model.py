@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 __all__ = [
+    "DISCOVERY_ORDER",
     "SkillError",
     "SkillLoadOutcome",
     "SkillRoot",
@@ -23,17 +24,13 @@ SkillScope: TypeAlias = Literal["repo", "user", "system", "admin"]
 """Codex's scopes; mini-codex ships no system skills, but the rank keeps the slot."""
 
 
-def scope_rank(scope: SkillScope) -> int:
-    """Discovery priority (the root scan order, also the dedupe priority): repo first."""
-    match scope:
-        case "repo":
-            return 0
-        case "user":
-            return 1
-        case "system":
-            return 2
-        case "admin":
-            return 3
+DISCOVERY_ORDER: tuple[SkillScope, ...] = ("repo", "user", "system", "admin")
+"""Discovery priority (the root scan order, also the dedupe priority): repo first."""
+
+
+def scope_rank(scope: SkillScope, order: tuple[SkillScope, ...] = DISCOVERY_ORDER) -> int:
+    """``scope``'s place in ``order`` (every scope is in both orders, so this never fails)."""
+    return order.index(scope)
 
 
 @dataclass(frozen=True, slots=True)

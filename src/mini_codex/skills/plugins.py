@@ -22,9 +22,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mini_codex.config import Config, HooksConfig, McpServerConfig, PluginConfig
 from mini_codex.discovery.safe_read import read_workspace_file
@@ -42,6 +42,7 @@ __all__ = [
 MANIFEST_PATHS = (".codex-plugin/plugin.json", ".claude-plugin/plugin.json")
 MAX_JSON_BYTES = 1 << 20
 _ROOT_VARIABLES = ("${PLUGIN_ROOT}", "${CLAUDE_PLUGIN_ROOT}")
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,27 +110,45 @@ def _server(raw: object, root: Path, where: str) -> McpServerConfig:
         }
     if "command" in table:
         table.setdefault("cwd", str(root))
+    return _validated(McpServerConfig, table, where)
+
+
+def _validated(model: type[_Model], data: object, where: str) -> _Model:
+    """``data`` as ``model``; else a one-line ``ConfigError``: ``where``, then the first problem."""
     try:
-        return McpServerConfig.model_validate(table)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{where}: {loc + ': ' if loc else ''}{first['msg']}") from None
 
 
-def _mcp_servers(root: Path, value: object, label: str) -> dict[str, McpServerConfig]:
+_ABSENT = object()
+"""A component the manifest does not name and whose default file is not there."""
+
+
+def _component(root: Path, value: object, label: str, key: str, default: str, what: str) -> object:
+    """The manifest's ``key`` component (``mcpServers``, ``hooks``): given inline, as a path
+    inside the plugin, or by its ``default`` file when that exists (else ``_ABSENT``); a file
+    that nests it under ``key`` is unwrapped."""
     if value is None:
-        default = root / ".mcp.json"
-        if not default.is_file():
-            return {}
-        value = "./.mcp.json"
+        if not (root / default).is_file():
+            return _ABSENT
+        value = f"./{default}"
     data = (
-        _read_json(_inside(root, value, f"{label}: mcpServers"), "MCP config")
+        _read_json(_inside(root, value, f"{label}: {key}"), what)
         if isinstance(value, str)
         else value
     )
-    if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
-        data = data["mcpServers"]
+    if isinstance(data, dict) and isinstance(data.get(key), dict):
+        data = data[key]
+    return data
+
+
+def _mcp_servers(root: Path, value: object, label: str) -> dict[str, McpServerConfig]:
+    data = _component(root, value, label, "mcpServers", ".mcp.json", "MCP config")
+    if data is _ABSENT:
+        return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{label}: mcpServers: expected an object of servers")
     return {
@@ -138,24 +157,10 @@ def _mcp_servers(root: Path, value: object, label: str) -> dict[str, McpServerCo
 
 
 def _hooks(root: Path, value: object, label: str) -> HooksConfig | None:
-    if value is None:
-        default = root / "hooks" / "hooks.json"
-        if not default.is_file():
-            return None
-        value = "./hooks/hooks.json"
-    data = (
-        _read_json(_inside(root, value, f"{label}: hooks"), "hooks file")
-        if isinstance(value, str)
-        else value
-    )
-    if isinstance(data, dict) and isinstance(data.get("hooks"), dict):
-        data = data["hooks"]
-    try:
-        return HooksConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{label}: hooks: {loc + ': ' if loc else ''}{first['msg']}") from None
+    data = _component(root, value, label, "hooks", "hooks/hooks.json", "hooks file")
+    if data is _ABSENT:
+        return None
+    return _validated(HooksConfig, data, f"{label}: hooks")
 
 
 def _skill_roots(root: Path, value: object, label: str) -> tuple[str, ...]:

@@ -40,20 +40,9 @@ import orjson
 from pydantic import ValidationError
 
 from mini_codex.errors import ConfigError, ModelError
+from mini_codex.models import errors
 from mini_codex.models.base import ModelClientOptions, TokenUsage
-from mini_codex.models.errors import (
-    AuthenticationError,
-    ConnectionFailed,
-    ContextWindowExceeded,
-    InvalidRequest,
-    ProviderError,
-    QuotaExceeded,
-    RateLimited,
-    ServerError,
-    StreamError,
-    Timeout,
-    UsageLimitReached,
-)
+from mini_codex.models.errors import ProviderError
 from mini_codex.protocol.items import ResponseItem, parse_response_item
 from mini_codex.testing.scripted_model import (
     ScriptedFailure,
@@ -63,16 +52,16 @@ from mini_codex.testing.scripted_model import (
 )
 
 ERROR_KINDS: dict[str, type[ProviderError]] = {
-    "stream": StreamError,
-    "rate_limit": RateLimited,
-    "server": ServerError,
-    "connection": ConnectionFailed,
-    "timeout": Timeout,
-    "context_window": ContextWindowExceeded,
-    "usage_limit": UsageLimitReached,
-    "quota": QuotaExceeded,
-    "invalid_request": InvalidRequest,
-    "auth": AuthenticationError,
+    "stream": errors.StreamError,
+    "rate_limit": errors.RateLimited,
+    "server": errors.ServerError,
+    "connection": errors.ConnectionFailed,
+    "timeout": errors.Timeout,
+    "context_window": errors.ContextWindowExceeded,
+    "usage_limit": errors.UsageLimitReached,
+    "quota": errors.QuotaExceeded,
+    "invalid_request": errors.InvalidRequest,
+    "auth": errors.AuthenticationError,
 }
 
 _RESPONSE_KEYS = frozenset({"output", "end_turn", "usage", "response_id"})

@@ -28,18 +28,8 @@ import anyio.lowlevel
 import orjson
 
 from mini_codex.errors import ModelError
-from mini_codex.models.base import (
-    Completed,
-    Created,
-    ModelEvent,
-    OutputItemAdded,
-    OutputItemDone,
-    OutputTextDelta,
-    Prompt,
-    ReasoningSummaryDelta,
-    TokenUsage,
-    ToolCallInputDelta,
-)
+from mini_codex.models import base
+from mini_codex.models.base import ModelEvent, Prompt, TokenUsage
 from mini_codex.protocol.items import (
     CustomToolCall,
     FunctionCall,
@@ -127,15 +117,15 @@ class ScriptedModel:
         match step:
             case ScriptedResponse():
                 response_id = step.response_id or f"resp_{request}"
-                yield Created(response_id)
+                yield base.Created(response_id)
                 for event in _item_events(step.output, request):
                     await anyio.lowlevel.checkpoint()
                     yield event
                 await anyio.lowlevel.checkpoint()
-                yield Completed(response_id, usage=step.usage, end_turn=step.end_turn)
+                yield base.Completed(response_id, usage=step.usage, end_turn=step.end_turn)
             case ScriptedFailure():
                 if step.output:
-                    yield Created(f"resp_{request}")
+                    yield base.Created(f"resp_{request}")
                     for event in _item_events(step.output, request):
                         await anyio.lowlevel.checkpoint()
                         yield event
@@ -146,22 +136,22 @@ class ScriptedModel:
 def _item_events(items: Sequence[ResponseItem], request: int) -> Iterator[ModelEvent]:
     for index, raw in enumerate(items):
         item = with_ids(raw, request, index)
-        yield OutputItemAdded(_skeleton(item))
+        yield base.OutputItemAdded(_skeleton(item))
         match item:
             case Message():
                 for part in item.content:
                     if isinstance(part, OutputText):
-                        yield OutputTextDelta(item.id, part.text)
+                        yield base.OutputTextDelta(item.id, part.text)
             case Reasoning():
                 for summary in item.summary:
                     text = summary.get("text")
                     if isinstance(text, str):
-                        yield ReasoningSummaryDelta(item.id, text)
+                        yield base.ReasoningSummaryDelta(item.id, text)
             case CustomToolCall():
-                yield ToolCallInputDelta(item.call_id, item.input)
+                yield base.ToolCallInputDelta(item.call_id, item.input)
             case _:
                 pass
-        yield OutputItemDone(item)
+        yield base.OutputItemDone(item)
 
 
 def with_ids(item: ResponseItem, request: int, index: int) -> ResponseItem:

@@ -50,6 +50,14 @@ class ToolSpec:
     supports_parallel: bool = False
     """Whether calls may run concurrently with other parallel-capable calls (read lock)."""
 
+    @classmethod
+    def function(
+        cls, name: str, parameters: dict[str, Any], *, supports_parallel: bool = False
+    ) -> ToolSpec:
+        """A function tool described by its shipped prompt, ``tools/prompts/<name>.md``."""
+        description = load_tool_prompt(f"{name}.md")
+        return cls(name, description, "function", parameters, supports_parallel=supports_parallel)
+
     def to_responses_tool(self) -> dict[str, Any]:
         """The Responses API ``tools`` entry."""
         if self.kind == "function":

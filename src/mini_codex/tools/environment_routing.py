@@ -6,25 +6,24 @@ today's schema exactly). A call resolves its environment from the step's snapsho
 primary (first ready) one, ``""`` → an error, an unknown id → "unknown turn environment id `X`",
 a starting or failed one → Codex's "No usable execution environment is available. …". The local
 environment runs the wrapped tool unchanged; a remote one runs the command on its executor
-(``process/start`` with the executor's own environment and the turn's sandbox policy), a relative
-``workdir`` resolving against that environment's cwd. An executor that goes away mid-command gives
-that call an error output; the command is never started twice.
+(``tools.remote_exec``: an ``exec_command`` that outlives its yield time is a unified exec session
+that ``write_stdin`` reaches), a relative ``workdir`` resolving against that environment's cwd. An
+executor that goes away mid-command gives that call an error output; the command is never started
+twice.
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
-import time
 from typing import Any
 
 from mini_codex.environments.client import ExecutorGone, ExecutorRequestError
 from mini_codex.environments.manager import EnvironmentView
 from mini_codex.protocol.exec_server import b64encode, file_uri
-from mini_codex.sandbox.exec import shell_argv
 from mini_codex.tools.base import Tool, ToolContext, ToolOutput, ToolSpec
 from mini_codex.tools.images import MAX_IMAGE_BYTES, image_mime_type
-from mini_codex.tools.unified_exec.tools import format_unified_output
+from mini_codex.tools.remote_exec import run_remote_command
 
 __all__ = [
     "ENVIRONMENT_ID_PARAMETER",
@@ -46,8 +45,6 @@ NO_USABLE_ENVIRONMENT = (
     "before using this tool."
 )
 ROUTED_TOOLS = ("exec_command", "shell", "view_image")
-_DEFAULT_EXEC_YIELD_MS = 10_000
-_DEFAULT_SHELL_TIMEOUT_MS = 120_000
 
 
 def with_environment_id(spec: ToolSpec) -> ToolSpec:
@@ -90,7 +87,8 @@ class EnvironmentRouted:
             return await self.tool.call(json.dumps(args), ctx)
         if name == "view_image":
             return await _view_remote(args, target)
-        return await _run_remote(name, args, ctx, target)
+        sessions = getattr(self.tool, "sessions", None)
+        return await run_remote_command(name, args, ctx, target, sessions)
 
 
 def resolve_environment(ctx: ToolContext, name: str, env_id: Any) -> EnvironmentView | ToolOutput:
@@ -139,55 +137,3 @@ async def _view_remote(args: dict[str, Any], target: EnvironmentView) -> ToolOut
         success=True,
         content=({"type": "input_image", "image_url": url},),
     )
-
-
-async def _run_remote(
-    name: str, args: dict[str, Any], ctx: ToolContext, target: EnvironmentView
-) -> ToolOutput:
-    command = args.get("cmd" if name == "exec_command" else "command")
-    if not isinstance(command, str) or not command:
-        field = "cmd" if name == "exec_command" else "command"
-        return ToolOutput.failure(f"Invalid arguments for {name}:\n- {field}: Field required")
-    if args.get("sandbox_permissions") == "require_escalated":
-        return ToolOutput.failure(
-            f"{name}: require_escalated is not available on the remote environment "
-            f"`{target.id}`; the command runs under its sandbox policy"
-        )
-    workdir = args.get("workdir")
-    cwd = target.cwd
-    if isinstance(workdir, str) and workdir:
-        cwd = posixpath.normpath(posixpath.join(target.cwd, workdir))
-    if name == "exec_command":
-        wait_ms = args.get("yield_time_ms") or _DEFAULT_EXEC_YIELD_MS
-    else:
-        wait_ms = args.get("timeout_ms") or _DEFAULT_SHELL_TIMEOUT_MS
-    sandbox = None
-    if ctx.sandbox.mode != "danger-full-access":
-        sandbox = ctx.sandbox.model_dump(mode="json")
-    assert target.client is not None
-    started = time.monotonic()
-    try:
-        result = await target.client.run_process(
-            shell_argv(f"/bin/{target.shell}" if target.shell else "/bin/sh", command),
-            cwd,
-            sandbox=sandbox,
-            timeout_s=float(wait_ms) / 1000,
-        )
-    except ExecutorGone as exc:
-        return ToolOutput.failure(
-            f"{name}: the executor of environment `{target.id}` went away while the command "
-            f"ran ({exc}); it was not started again"
-        )
-    except ExecutorRequestError as exc:
-        return ToolOutput.failure(f"{name} on environment `{target.id}`: {exc.message}")
-    output = result.output
-    if result.timed_out:
-        output = f"command timed out after {wait_ms} milliseconds\n".encode() + output
-    exit_code = result.exit_code if result.exit_code is not None else 124
-    text = format_unified_output(output, 0, time.monotonic() - started, exit_code, None, 10_000)
-    details = {
-        "output": output.decode("utf-8", "replace"),
-        "exit_code": exit_code,
-        "environment_id": target.id,
-    }
-    return ToolOutput(text=text, success=exit_code == 0, details=details)

@@ -50,7 +50,6 @@ from mini_codex.tools.base import (
     ToolContext,
     ToolOutput,
     ToolSpec,
-    load_tool_prompt,
     parse_arguments,
 )
 from mini_codex.tools.truncate import DEFAULT_OUTPUT_LIMIT_BYTES, truncate_middle_bytes
@@ -155,13 +154,7 @@ class ShellTool:
         self.availability = availability
         self.bwrap_executable = bwrap_executable
         self.sandboxes = SandboxPool(long_lived=long_lived_sandbox)
-        self._spec = ToolSpec(
-            name="shell",
-            description=load_tool_prompt("shell.md"),
-            kind="function",
-            parameters=SHELL_PARAMETERS,
-            supports_parallel=True,
-        )
+        self._spec = ToolSpec.function("shell", SHELL_PARAMETERS, supports_parallel=True)
 
     @property
     def spec(self) -> ToolSpec:

@@ -17,7 +17,6 @@ from mini_codex.tools.base import (
     ToolContext,
     ToolOutput,
     ToolSpec,
-    load_tool_prompt,
     parse_arguments,
 )
 
@@ -84,12 +83,7 @@ class UpdatePlanTool:
     def __init__(self, *, on_update: Callable[[PlanUpdate], None] | None = None) -> None:
         self.latest_plan: PlanUpdate | None = None
         self._on_update = on_update
-        self._spec = ToolSpec(
-            name="update_plan",
-            description=load_tool_prompt("update_plan.md"),
-            kind="function",
-            parameters=UPDATE_PLAN_PARAMETERS,
-        )
+        self._spec = ToolSpec.function("update_plan", UPDATE_PLAN_PARAMETERS)
 
     @property
     def spec(self) -> ToolSpec:

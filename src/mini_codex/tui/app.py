@@ -40,7 +40,7 @@ from mini_codex.protocol.session_events import (
     WarningEvent,
 )
 from mini_codex.tools.images import ImageFile
-from mini_codex.tui import cells, slash
+from mini_codex.tui import cells, mcp_prompts, slash
 from mini_codex.tui.attachments import AttachmentBar, image_chip, user_input
 from mini_codex.tui.composer import Completion, Composer
 from mini_codex.tui.fuzzy import best_matches
@@ -52,6 +52,7 @@ from mini_codex.tui.transcript import Transcript
 
 if TYPE_CHECKING:
     from mini_codex.host import Session
+    from mini_codex.mcp.elicitation import ElicitationAnswer, ElicitationRequest
 
 QUIT_WINDOW_S = 2.0
 
@@ -168,6 +169,12 @@ class MiniCodexApp(App[None]):
         self.call_later(self.push_screen, ApprovalScreen(request, patch), done)
         await answered.wait()
         return result[0]
+
+    async def elicitation_callback(self, request: ElicitationRequest) -> ElicitationAnswer:
+        """An MCP server's elicitation, answered in the form overlay (``elicitation.py``)."""
+        from mini_codex.tui.elicitation import ask_in_overlay
+
+        return await ask_in_overlay(self, request)
 
     async def pick_session(self) -> Path | bool | None:
         sessions = recent_sessions(self.home) if self.home is not None else []
@@ -341,6 +348,9 @@ class MiniCodexApp(App[None]):
 
     async def run_slash(self, text: str) -> None:
         command, arg, name = slash.parse(text)
+        if command is None and name.startswith(mcp_prompts.PREFIX):
+            await self.run_mcp_prompt(name, arg)
+            return
         if command is None:
             self.note(Text(f"unknown command /{name} (type / to see the list)", style="red"))
             return
@@ -349,15 +359,29 @@ class MiniCodexApp(App[None]):
             return
         await command.run(self, arg)
 
+    def prompt_commands(self) -> list[mcp_prompts.PromptCommand]:
+        """The ``/mcp__server__prompt`` commands of the session's ready MCP servers."""
+        return mcp_prompts.prompt_commands(self.session)
+
+    async def run_mcp_prompt(self, name: str, arg: str) -> None:
+        """``/mcp__server__prompt key=value …``: fetch the prompt, send it as a user message."""
+        await mcp_prompts.run_prompt_command(self, self.prompt_commands(), name, arg)
+
     def on_composer_completion_changed(self, message: Composer.CompletionChanged) -> None:
         self._completion = message.completion
         menu = self.query_one("#menu", OptionList)
         menu.clear_options()
         options: list[Option] = []
         if message.completion is not None and message.completion.kind == "slash":
+            query = message.completion.query
             options = [
                 Option(Text.assemble((f"/{c.name}", "bold"), f"  {c.help}"), id=c.name)
-                for c in slash.complete(message.completion.query)
+                for c in slash.complete(query)
+            ]
+            options += [
+                Option(Text.assemble((f"/{c.name}", "bold"), f"  {c.help}"), id=c.name)
+                for c in self.prompt_commands()
+                if c.name.startswith(query.lower())
             ]
         elif message.completion is not None and message.completion.kind == "skill":
             options = [
@@ -403,10 +427,12 @@ class MiniCodexApp(App[None]):
             return
         choice = menu.get_option_at_index(index).id or ""
         self._close_menu()
+        takes_arguments = any(c.name == choice and c.arguments for c in self.prompt_commands())
         if (
             completion.kind == "slash"
             and message.key == "enter"
             and not composer.text[1:].count(" ")
+            and not takes_arguments
         ):
             composer.clear_input()
             await self.run_slash(f"/{choice}")

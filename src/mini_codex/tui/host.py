@@ -20,6 +20,11 @@ from mini_codex.runtime.approvals import ApprovalCallback
 
 if TYPE_CHECKING:
     from mini_codex.host import Session
+    from mini_codex.mcp.elicitation import (
+        ElicitationAnswer,
+        ElicitationHandler,
+        ElicitationRequest,
+    )
 
 PICK = "pick"
 """A target that asks the person to pick a recorded session first."""
@@ -36,6 +41,8 @@ class SessionOpener(Protocol):
         resume: Path | None,
         approval_callback: ApprovalCallback,
         on_event: Callable[[SessionEvent], None],
+        *,
+        elicitation_callback: ElicitationHandler | None = None,
     ) -> AbstractAsyncContextManager[Session]: ...
 
 
@@ -45,6 +52,8 @@ class HostClient(Protocol):
     mounted: anyio.Event
 
     def on_session_event(self, event: SessionEvent) -> None: ...
+
+    async def elicitation_callback(self, request: ElicitationRequest) -> ElicitationAnswer: ...
 
     def attach(self, session: Session | None) -> None: ...
 
@@ -98,7 +107,12 @@ class SessionHost:
                 continue
             resume = target if isinstance(target, Path) else None
             try:
-                async with self._opener(resume, callback, app.on_session_event) as session:
+                async with self._opener(
+                    resume,
+                    callback,
+                    app.on_session_event,
+                    elicitation_callback=app.elicitation_callback,
+                ) as session:
                     self.sessions_opened += 1
                     app.attach(session)
                     try:

@@ -51,7 +51,10 @@ def _json(data: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(data), status, media_type="application/json")
 
 
-def _error(error: Exception, status: int) -> Response:
+def _error(error: Exception) -> Response:
+    """The one-line JSON error, its status by kind: a bad request 400, an unknown session or
+    step 404, any other failure (a bad rollout, an unreadable file) 422."""
+    status = 400 if isinstance(error, BadRequest) else 404 if isinstance(error, NotFound) else 422
     return _json({"error": " ".join(str(error).split())}, status)
 
 
@@ -59,12 +62,8 @@ def create_app(inspector: Inspector, token: str | None = None) -> ASGIApp:
     async def call(function: Any, *args: Any) -> Response:
         try:
             return _json(await anyio.to_thread.run_sync(function, *args))
-        except BadRequest as error:
-            return _error(error, 400)
-        except NotFound as error:
-            return _error(error, 404)
         except (MiniCodexError, OSError) as error:
-            return _error(error, 422)
+            return _error(error)
 
     async def sessions(request: Request) -> Response:
         return await call(inspector.sessions)
@@ -74,7 +73,7 @@ def create_app(inspector: Inspector, token: str | None = None) -> ASGIApp:
         try:
             start = None if before is None else parse_offset(before, "before")
         except BadRequest as error:
-            return _error(error, 400)
+            return _error(error)
         return await call(inspector.session, request.path_params["id"], start)
 
     async def line(request: Request) -> Response:
@@ -84,12 +83,8 @@ def create_app(inspector: Inspector, token: str | None = None) -> ASGIApp:
             path, start, size = await anyio.to_thread.run_sync(
                 inspector.line_range, request.path_params["id"], offset
             )
-        except BadRequest as error:
-            return _error(error, 400)
-        except NotFound as error:
-            return _error(error, 404)
         except (MiniCodexError, OSError) as error:
-            return _error(error, 422)
+            return _error(error)
         return StreamingResponse(
             _line_blocks(path, start, size, request), media_type="text/plain; charset=utf-8"
         )
@@ -105,10 +100,8 @@ def create_app(inspector: Inspector, token: str | None = None) -> ASGIApp:
     async def events(request: Request) -> Response:
         try:
             path = await anyio.to_thread.run_sync(inspector.path_of, request.path_params["id"])
-        except BadRequest as error:
-            return _error(error, 400)
-        except NotFound as error:
-            return _error(error, 404)
+        except (BadRequest, NotFound) as error:
+            return _error(error)
         return StreamingResponse(
             _follow(path, request),
             media_type="text/event-stream",

@@ -159,6 +159,17 @@ def decode_raw(raw: bytes, stats: ReadStats) -> RolloutLine | None:
     return decode_line(obj, stats)
 
 
+def _decode_warned(
+    raw: bytes, stats: ReadStats, warnings: list[str], label: str
+) -> RolloutLine | None:
+    """``decode_raw``, with a warning under ``label`` when ``raw`` is not a rollout line."""
+    bad = stats.bad_lines
+    line = decode_raw(raw, stats)
+    if stats.bad_lines > bad:
+        warnings.append(f"{label}: not a valid rollout line, skipped")
+    return line
+
+
 def _line_at(path: Path, offset: int) -> int | None:
     """The 1-based number of the line starting at ``offset`` (None: too far in to count)."""
     if offset > NUMBERED_PREFIX_BYTES:
@@ -207,10 +218,7 @@ def _decode(
                 continue
             if not raw.strip():
                 continue
-            bad = stats.bad_lines
-            line = decode_raw(raw, stats)
-            if stats.bad_lines > bad:
-                warnings.append(f"{label}: not a valid rollout line, skipped")
+            line = _decode_warned(raw, stats, warnings, label)
             if line is not None:
                 lines.append(line)
                 refs.append(LineRef(here, number if numbered else None))
@@ -241,10 +249,7 @@ def _read_compressed(path: Path) -> Window:
     refs: list[LineRef] = []
     offset = 0
     for number, raw in iter_raw_lines(path, warnings):
-        bad = stats.bad_lines
-        line = decode_raw(raw, stats)
-        if stats.bad_lines > bad:
-            warnings.append(f"line {number}: not a valid rollout line, skipped")
+        line = _decode_warned(raw, stats, warnings, f"line {number}")
         if line is not None:
             lines.append(line)
             refs.append(LineRef(number, number))

@@ -11,21 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import assert_never
 
-from mini_codex.protocol.items import (
-    ContentPart,
-    CustomToolCall,
-    CustomToolCallOutput,
-    FunctionCall,
-    FunctionCallOutput,
-    InputImage,
-    InputText,
-    Message,
-    OutputText,
-    Reasoning,
-    ResponseItem,
-    UnknownContent,
-    UnknownItem,
-)
+from mini_codex import protocol
+from mini_codex.protocol.items import ContentPart, ResponseItem
 from mini_codex.world_state.fragment import Fragment
 
 __all__ = ["LAYOUT_TEXT_LIMIT", "format_model_visible_layout", "fragments_to_messages"]
@@ -34,32 +21,36 @@ LAYOUT_TEXT_LIMIT = 60
 """Maximum number of characters of text shown per content part in a layout line."""
 
 
-def fragments_to_messages(fragments: Iterable[Fragment]) -> list[Message]:
+def fragments_to_messages(fragments: Iterable[Fragment]) -> list[protocol.Message]:
     """Turn rendered fragments into messages, in order.
 
     Consecutive fragments with the same role are merged into one message, one ``input_text``
     content item per fragment. A fragment with ``separate_message`` always becomes a message of
     its own and never takes part in merging.
     """
-    messages: list[Message] = []
+    messages: list[protocol.Message] = []
     role: str | None = None
     parts: list[ContentPart] = []
 
     def flush() -> None:
         if role is not None:
-            messages.append(Message(role=role, content=list(parts)))
+            messages.append(protocol.Message(role=role, content=list(parts)))
         parts.clear()
 
     for fragment in fragments:
         if fragment.separate_message:
             flush()
             role = None
-            messages.append(Message(role=fragment.role, content=[InputText(text=fragment.text)]))
+            messages.append(
+                protocol.Message(
+                    role=fragment.role, content=[protocol.InputText(text=fragment.text)]
+                )
+            )
             continue
         if fragment.role != role:
             flush()
             role = fragment.role
-        parts.append(InputText(text=fragment.text))
+        parts.append(protocol.InputText(text=fragment.text))
     flush()
     return messages
 
@@ -87,7 +78,7 @@ def format_model_visible_layout(items: Sequence[ResponseItem]) -> list[str]:
     for index, item in enumerate(items):
         prefix = f"{index:02d}:"
         match item:
-            case Message(role=role, content=content):
+            case protocol.Message(role=role, content=content):
                 if len(content) == 1:
                     lines.append(f"{prefix}message/{role}:{_part_text(content[0])}")
                 else:
@@ -96,17 +87,17 @@ def format_model_visible_layout(items: Sequence[ResponseItem]) -> list[str]:
                         f"    [{number:02d}] {_part_text(part)}"
                         for number, part in enumerate(content, start=1)
                     )
-            case FunctionCall(name=name):
+            case protocol.FunctionCall(name=name):
                 lines.append(f"{prefix}function_call/{name}")
-            case FunctionCallOutput(output=output):
+            case protocol.FunctionCallOutput(output=output):
                 lines.append(f"{prefix}function_call_output:{_output_text(output)}")
-            case CustomToolCall(name=name):
+            case protocol.CustomToolCall(name=name):
                 lines.append(f"{prefix}custom_tool_call/{name}")
-            case CustomToolCallOutput(output=output):
+            case protocol.CustomToolCallOutput(output=output):
                 lines.append(f"{prefix}custom_tool_call_output:{_output_text(output)}")
-            case Reasoning():
+            case protocol.Reasoning():
                 lines.append(f"{prefix}reasoning")
-            case UnknownItem(type=kind):
+            case protocol.UnknownItem(type=kind):
                 lines.append(f"{prefix}{kind}")
             case _:
                 assert_never(item)
@@ -123,11 +114,11 @@ def _first_line(text: str) -> str:
 
 def _part_text(part: ContentPart) -> str:
     match part:
-        case InputText(text=text) | OutputText(text=text):
+        case protocol.InputText(text=text) | protocol.OutputText(text=text):
             return _first_line(text)
-        case InputImage():
+        case protocol.InputImage():
             return "<image>"
-        case UnknownContent(type=kind):
+        case protocol.UnknownContent(type=kind):
             return f"<{kind}>"
         case _:
             assert_never(part)

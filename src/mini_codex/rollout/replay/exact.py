@@ -20,20 +20,8 @@ from typing import Any, Literal, TypeAlias, get_args, get_origin
 
 from pydantic import BaseModel, Tag
 
-from mini_codex.protocol import (
-    CustomToolCall,
-    CustomToolCallOutput,
-    FunctionCall,
-    FunctionCallOutput,
-    InputImage,
-    InputText,
-    Message,
-    OutputText,
-    Reasoning,
-    ResponseItem,
-    UnknownContent,
-    UnknownItem,
-)
+from mini_codex import protocol
+from mini_codex.protocol import ResponseItem
 from mini_codex.protocol.items import RESPONSE_ITEM_ADAPTER, ContentPart
 from mini_codex.rollout.replay.history import ItemSource
 from mini_codex.rollout.replay.lines import DECODE_ERRORS
@@ -239,7 +227,7 @@ def _tool_output_fields(kind: str) -> Fields:
 
 _WRITTEN_FOR: dict[str, tuple[type[BaseModel], Fields, Callable[[dict[str, Any]], bool]]] = {
     "message": (
-        Message,
+        protocol.Message,
         {
             "type": (Literal["message"], False),
             "role": (str, True),
@@ -249,7 +237,7 @@ _WRITTEN_FOR: dict[str, tuple[type[BaseModel], Fields, Callable[[dict[str, Any]]
         message_is_exact,
     ),
     "reasoning": (
-        Reasoning,
+        protocol.Reasoning,
         {
             "type": (Literal["reasoning"], False),
             "summary": (_DICTS, False),
@@ -260,22 +248,22 @@ _WRITTEN_FOR: dict[str, tuple[type[BaseModel], Fields, Callable[[dict[str, Any]]
         _reasoning,
     ),
     "function_call": (
-        FunctionCall,
+        protocol.FunctionCall,
         _tool_call_fields("function_call", "arguments", "namespace"),
         _tool_call("arguments", "namespace"),
     ),
     "function_call_output": (
-        FunctionCallOutput,
+        protocol.FunctionCallOutput,
         _tool_output_fields("function_call_output"),
         _tool_output,
     ),
     "custom_tool_call": (
-        CustomToolCall,
+        protocol.CustomToolCall,
         _tool_call_fields("custom_tool_call", "input"),
         _tool_call("input"),
     ),
     "custom_tool_call_output": (
-        CustomToolCallOutput,
+        protocol.CustomToolCallOutput,
         _tool_output_fields("custom_tool_call_output"),
         _tool_output,
     ),
@@ -283,17 +271,23 @@ _WRITTEN_FOR: dict[str, tuple[type[BaseModel], Fields, Callable[[dict[str, Any]]
 """Each modelled item type: its model, the fields its check was written for, the check."""
 
 _PARTS_WRITTEN_FOR: dict[str, tuple[type[BaseModel], Fields]] = {
-    "input_text": (InputText, {"type": (Literal["input_text"], False), "text": (str, True)}),
-    "output_text": (OutputText, {"type": (Literal["output_text"], False), "text": (str, True)}),
+    "input_text": (
+        protocol.InputText,
+        {"type": (Literal["input_text"], False), "text": (str, True)},
+    ),
+    "output_text": (
+        protocol.OutputText,
+        {"type": (Literal["output_text"], False), "text": (str, True)},
+    ),
     "input_image": (
-        InputImage,
+        protocol.InputImage,
         {
             "type": (Literal["input_image"], False),
             "image_url": (_OPTIONAL_STR, False),
             "detail": (_OPTIONAL_STR, False),
         },
     ),
-    "unknown": (UnknownContent, {"type": (str, True)}),
+    "unknown": (protocol.UnknownContent, {"type": (str, True)}),
 }
 
 
@@ -342,8 +336,8 @@ _PARTS_CURRENT = _PART_MODELS == {
 MODELLED_ITEM_TYPES = frozenset(_ITEM_MODELS) - {"unknown"}
 """Item ``type`` values with their own model; any other string is an ``UnknownItem``."""
 
-_UNKNOWN_CURRENT = _ITEM_MODELS.get("unknown") is UnknownItem and _pinned(
-    UnknownItem, {"type": (str, True)}
+_UNKNOWN_CURRENT = _ITEM_MODELS.get("unknown") is protocol.UnknownItem and _pinned(
+    protocol.UnknownItem, {"type": (str, True)}
 )
 
 ITEM_CHECKS: dict[str, Callable[[dict[str, Any]], bool]] = {

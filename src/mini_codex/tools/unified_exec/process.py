@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import termios
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -21,14 +20,36 @@ from pathlib import Path
 from typing import Protocol
 
 import anyio
-from anyio.abc import Process
 
+from mini_codex.sandbox.exec import LocalProcess
 from mini_codex.sandbox.launch import PreparedCommand, SandboxRequest
 from mini_codex.sandbox.pool import SandboxPool
 
-__all__ = ["PtyProcess"]
+__all__ = ["PtyProcess", "SessionProcess"]
 
 _READ_CHUNK = 65536
+
+
+class SessionProcess(Protocol):
+    """What a live session needs of its command: a local ``PtyProcess`` or a process on an
+    executor (``environments.remote_process.RemoteProcess``)."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    async def read_for(
+        self, seconds: float, *, limit: int, on_output: Callable[[bytes], None] | None = None
+    ) -> tuple[bytes, int]: ...
+
+    async def write(self, chars: str) -> None: ...
+
+    async def kill(self) -> None: ...
 
 
 class _Handle(Protocol):
@@ -47,27 +68,7 @@ class _Handle(Protocol):
     async def finish(self, drain_timeout_s: float) -> None: ...
 
 
-class _Local:
-    def __init__(self, process: Process) -> None:
-        self._process = process
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid
-
-    @property
-    def returncode(self) -> int | None:
-        return self._process.returncode
-
-    async def wait(self) -> None:
-        await self._process.wait()
-
-    def kill_group(self) -> None:
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
+class _Local(LocalProcess):
     async def finish(self, drain_timeout_s: float) -> None:
         self.kill_group()
         await self._process.wait()

@@ -35,18 +35,19 @@ from mini_codex.tools.base import (
     ToolContext,
     ToolOutput,
     ToolSpec,
-    load_tool_prompt,
     parse_arguments,
 )
 from mini_codex.tools.shell import authorize_exec, confine_for_session, workdir_or_failure
 from mini_codex.tools.truncate import truncate_middle_bytes
-from mini_codex.tools.unified_exec.process import PtyProcess
+from mini_codex.tools.unified_exec.process import PtyProcess, SessionProcess
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
     "ExecCommandTool",
+    "SessionProcess",
     "UnifiedExecSessions",
     "WriteStdinTool",
+    "collect_session_output",
     "unified_exec_tools",
 ]
 
@@ -67,14 +68,19 @@ _PERMISSIONS: dict[str, Any] = {
     "justification": {"type": "string", "description": "With require_escalated: why."},
 }
 
+_OUTPUT_WAIT: dict[str, Any] = {
+    "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
+    "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+}
+"""How a call waits for and bounds the output it returns (both tools)."""
+
 EXEC_COMMAND_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
         "cmd": {"type": "string", "description": "Shell command to execute."},
         "workdir": {"type": "string", "description": "Working directory (default: the turn's)."},
         "tty": {"type": "boolean", "description": "Echo typed input like a terminal."},
-        "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
-        "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+        **_OUTPUT_WAIT,
         **_PERMISSIONS,
     },
     "required": ["cmd"],
@@ -86,8 +92,7 @@ WRITE_STDIN_PARAMETERS: dict[str, Any] = {
     "properties": {
         "session_id": {"type": "number", "description": "Identifier of the running session."},
         "chars": {"type": "string", "description": "Bytes to write (may be empty to poll)."},
-        "yield_time_ms": {"type": "number", "description": "How long to wait for output."},
-        "max_output_tokens": {"type": "number", "description": "Maximum tokens to return."},
+        **_OUTPUT_WAIT,
     },
     "required": ["session_id"],
     "additionalProperties": False,
@@ -116,7 +121,7 @@ class WriteStdinArgs(BaseModel):
 
 
 class _Live:
-    def __init__(self, process: PtyProcess) -> None:
+    def __init__(self, process: SessionProcess) -> None:
         self.process = process
         self.lock = anyio.Lock()
 
@@ -140,7 +145,7 @@ class UnifiedExecSessions:
     def full(self) -> bool:
         return len(self._live) >= self.max_sessions
 
-    def add(self, process: PtyProcess) -> int:
+    def add(self, process: SessionProcess) -> int:
         session_id = self._next_id
         self._next_id += 1
         self._live[session_id] = _Live(process)
@@ -196,6 +201,31 @@ format_unified_output = _format
 """The model-visible text of one command (Codex 0.169's shape; see the module docstring)."""
 
 
+async def collect_session_output(
+    sessions: UnifiedExecSessions,
+    session_id: int,
+    yield_ms: int | None,
+    max_output_tokens: int | None,
+    started: float,
+    on_output: Callable[[bytes], None] | None,
+) -> ToolOutput:
+    """``exec_command``'s answer for a session just added (a remote command's too): its output
+    for ``yield_ms``; the session is kept when the command still runs."""
+    live = sessions.get(session_id)
+    assert live is not None
+    max_tokens = max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
+    yield_ms = EXEC_YIELD_MS if yield_ms is None else yield_ms
+    try:
+        async with live.lock:
+            return await _collect(
+                sessions, session_id, live, yield_ms, max_tokens, started, on_output
+            )
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await sessions.finish(session_id)
+        raise
+
+
 async def _collect(
     sessions: UnifiedExecSessions,
     session_id: int,
@@ -239,12 +269,8 @@ class ExecCommandTool:
         self.bwrap_executable = bwrap_executable
         self.sandboxes = SandboxPool(long_lived=long_lived_sandbox)
         """The session's long-lived sandbox for sandboxed commands (``sandbox.pool``)."""
-        self._spec = ToolSpec(
-            name="exec_command",
-            description=load_tool_prompt("exec_command.md"),
-            kind="function",
-            parameters=EXEC_COMMAND_PARAMETERS,
-            supports_parallel=True,
+        self._spec = ToolSpec.function(
+            "exec_command", EXEC_COMMAND_PARAMETERS, supports_parallel=True
         )
 
     @property
@@ -303,19 +329,14 @@ class ExecCommandTool:
         except OSError as exc:
             return ToolOutput.failure(f"failed to start {prepared.argv[0]}: {exc}")
         session_id = self.sessions.add(process)
-        live = self.sessions.get(session_id)
-        assert live is not None
-        max_tokens = args.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS
-        yield_ms = EXEC_YIELD_MS if args.yield_time_ms is None else args.yield_time_ms
-        try:
-            async with live.lock:
-                return await _collect(
-                    self.sessions, session_id, live, yield_ms, max_tokens, started, ctx.on_output
-                )
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.sessions.finish(session_id)
-            raise
+        return await collect_session_output(
+            self.sessions,
+            session_id,
+            args.yield_time_ms,
+            args.max_output_tokens,
+            started,
+            ctx.on_output,
+        )
 
 
 class WriteStdinTool:
@@ -323,13 +344,7 @@ class WriteStdinTool:
 
     def __init__(self, sessions: UnifiedExecSessions) -> None:
         self.sessions = sessions
-        self._spec = ToolSpec(
-            name="write_stdin",
-            description=load_tool_prompt("write_stdin.md"),
-            kind="function",
-            parameters=WRITE_STDIN_PARAMETERS,
-            supports_parallel=False,
-        )
+        self._spec = ToolSpec.function("write_stdin", WRITE_STDIN_PARAMETERS)
 
     @property
     def spec(self) -> ToolSpec:

@@ -51,9 +51,11 @@ BUILTIN_SECTION_ORDER: Final[tuple[str, ...]] = (
     "agents_md",
     "permissions",
     "environments",
+    "environments_instructions",
     "workspace",
     "tools",
     "capture_notes",
 )
 """IDs of the built-in sections in rendering order (``workspace`` and ``capture_notes`` are ours,
-see DESIGN §4; ``capture_notes`` renders only when a capture skipped something)."""
+see DESIGN §4; ``capture_notes`` renders only when a capture skipped something;
+``environments_instructions`` is added only with ``[features] deferred_executor``)."""
