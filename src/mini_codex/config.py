@@ -100,6 +100,15 @@ class ToolsConfig(_Section):
     """At most this many ``exec_command`` sessions run at once."""
 
 
+class AgentsConfig(_Section):
+    """``[agents]``: sub-agent limits (Codex's keys and defaults; see ``host/agents``)."""
+
+    max_threads: int = Field(default=6, ge=1)
+    """At most this many child agents of one session are open at once."""
+    max_depth: int = Field(default=1, ge=1)
+    """How deep agents may nest; a child at this depth gets no spawn tools."""
+
+
 class WorkspaceConfig(_Section):
     persist_cap: int = 2000
     """At most this many paths are persisted in the rollout's ``workspace`` snapshot."""
@@ -201,6 +210,9 @@ class FeaturesConfig(_Section):
 
     deferred_executor: bool = False
     """Codex's ``deferred_executor``: the ``<environments_instructions>`` guidance is shown."""
+    multi_agent: bool = False
+    """The ``multi_agent_v1`` tools (spawn, message, wait for and close child agents). On by
+    default in Codex 0.169 (behind ``tool_search``); opt-in in mini-codex."""
 
 
 class Config(_Section):
@@ -239,6 +251,8 @@ class Config(_Section):
     project_root_markers: tuple[str, ...] = (".git",)
     shell_timeout_ms: int = 10_000
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    features: FeaturesConfig = Field(default_factory=FeaturesConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
@@ -249,7 +263,6 @@ class Config(_Section):
     notify: tuple[str, ...] | None = None
     """Argv run when a turn completes, with Codex's ``agent-turn-complete`` JSON appended."""
     hooks: HooksConfig = Field(default_factory=HooksConfig)
-    features: FeaturesConfig = Field(default_factory=FeaturesConfig)
     profile: str | None = None
     """The ``[profiles.NAME]`` table laid over the top-level keys (``--profile`` wins)."""
     profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -105,6 +105,8 @@ def test_sessions_list_json_lists_recorded_sessions_newest_first(
             "turns": 1,
             "first_user_message": "other task",
             "error": None,
+            "parent_thread_id": None,
+            "agent_nickname": None,
         },
         {
             "id": OLDER,
@@ -115,6 +117,8 @@ def test_sessions_list_json_lists_recorded_sessions_newest_first(
             "turns": 2,
             "first_user_message": "first task\nwith details",
             "error": None,
+            "parent_thread_id": None,
+            "agent_nickname": None,
         },
     ]
     assert (home / INDEX_FILENAME).is_file()

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mini_codex.config import Config, McpServerConfig, ToolsConfig
+from mini_codex.config import Config, FeaturesConfig, McpServerConfig, ToolsConfig
 from mini_codex.host import Session, SessionOptions, open_options
 from mini_codex.mcp.elicitation import ElicitationHandler
 from mini_codex.protocol.session_events import SessionEvent
@@ -44,6 +44,8 @@ class Harness:
     """``exec_command`` + ``write_stdin`` instead of ``shell``."""
     open_delay_s: float = 0.0
     """A slow start (the runtime's imports): the session opens after this long."""
+    multi_agent: bool = False
+    """``features.multi_agent``: the sub-agent tools."""
 
     def opener(
         self,
@@ -68,6 +70,7 @@ class Harness:
                     approval_policy=self.policy,  # type: ignore[arg-type]
                     mcp_servers=self.mcp_servers,
                     tools=ToolsConfig(unified_exec=self.unified_exec),
+                    features=FeaturesConfig(multi_agent=self.multi_agent),
                 ),
                 env=ENV,
                 clock=lambda: FIXED_NOW,

@@ -85,6 +85,7 @@ def _check_served(
             path = local[session["path"]]
             expected = session_document(session["id"], path, load_file_view(path))
             expected["path"] = session["path"]
+            expected.update(parent_thread_id=None, agent_nickname=None, children=[])  # no agents
             assert document == expected
             record = next(r for r in records if r["rollout"] == session["path"])
             assert f'"{record["final_message"]}"' in json.dumps(document)

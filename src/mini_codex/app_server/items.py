@@ -5,7 +5,11 @@ what a tool call *is* (a command, a file change, an MCP call, a plan); this modu
 their shape: ``command_execution`` → ``commandExecution`` with ``commandActions``,
 ``file_change`` → ``fileChange`` with ``{path, kind: {type}, diff}``, ``mcp_tool_call`` →
 ``mcpToolCall``, ``reasoning`` → ``reasoning {summary: [text]}``, ``agent_message`` →
-``agentMessage``. The item id of a tool item is its call id (as in Codex).
+``agentMessage``, ``collab_tool_call`` → ``collabAgentToolCall`` (the field and enum names of
+Codex 0.169's v2 ``ThreadItem::CollabAgentToolCall``, read from its binary's schema strings:
+``tool`` ``spawnAgent|sendInput|wait|closeAgent``, ``senderThreadId``, ``receiverThreadIds``,
+``prompt``, ``model``, ``reasoningEffort``, ``agentsStates {ID: {status, message}}`` with
+camelCase statuses). The item id of a tool item is its call id (as in Codex).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from mini_codex.protocol.exec_events import (
     AgentMessageItem,
+    CollabToolCallItem,
     CommandExecutionItem,
     ExecItem,
     FileChangeItem,
@@ -95,6 +100,36 @@ def _mcp_item(item: McpToolCallItem, extra: Mapping[str, Any]) -> JsonDict:
     }
 
 
+_COLLAB_TOOLS = {
+    "spawn_agent": "spawnAgent",
+    "send_input": "sendInput",
+    "close_agent": "closeAgent",
+}
+
+
+def _camel(word: str) -> str:
+    head, *rest = word.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _collab_item(item: CollabToolCallItem) -> JsonDict:
+    return {
+        "type": "collabAgentToolCall",
+        "id": item.id,
+        "tool": _COLLAB_TOOLS.get(item.tool, item.tool),
+        "status": _STATUS[item.status],
+        "senderThreadId": item.sender_thread_id,
+        "receiverThreadIds": list(item.receiver_thread_ids),
+        "prompt": item.prompt,
+        "model": None,
+        "reasoningEffort": None,
+        "agentsStates": {
+            key: {"status": _camel(state.status), "message": state.message}
+            for key, state in item.agents_states.items()
+        },
+    }
+
+
 def plan_item(item_id: str, item: TodoListItem) -> JsonDict:
     """The plan as a checklist (``- [x] step``), the text of a v2 ``plan`` item."""
     lines = [f"- [{'x' if entry.completed else ' '}] {entry.text}" for entry in item.items]
@@ -119,6 +154,8 @@ def thread_item(
             return _file_change_item(item, facts)
         case McpToolCallItem():
             return _mcp_item(item, facts)
+        case CollabToolCallItem():
+            return _collab_item(item)
         case _:
             return None
 

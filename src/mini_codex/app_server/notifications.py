@@ -265,6 +265,11 @@ class ThreadNotifier:
     def _end(self, event: ToolCallEnd) -> None:
         mapped = self._mapper.feed(event)
         for exec_event in mapped:
+            if isinstance(exec_event, ItemStarted):  # a sub-agent call starts as it ends
+                started_item = thread_item(exec_event.item, item_id=event.call_id, cwd=self.cwd)
+                if started_item is not None:
+                    self.item_started(started_item)
+                continue
             if not isinstance(exec_event, ItemCompleted):
                 continue
             item = exec_event.item

@@ -64,7 +64,36 @@ def session_json(info: SessionInfo) -> dict[str, Any]:
         "turns": info.turn_count,
         "first_user_message": info.first_user_message,
         "error": info.error,
+        "parent_thread_id": info.parent_thread_id,
+        "agent_nickname": info.agent_nickname,
     }
+
+
+def tree_order(sessions: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
+    """Sessions with their depth, each sub-agent right under its parent (when listed too)."""
+    listed = {info.id for info in sessions}
+    children: dict[str, list[SessionInfo]] = {}
+    for info in sessions:
+        if info.parent_thread_id in listed and info.parent_thread_id != info.id:
+            children.setdefault(info.parent_thread_id or "", []).append(info)
+    ordered: list[tuple[SessionInfo, int]] = []
+
+    def add(info: SessionInfo, depth: int) -> None:
+        ordered.append((info, depth))
+        for child in sorted(children.pop(info.id, []), key=lambda c: c.created or ""):
+            add(child, depth + 1)
+
+    for info in sessions:
+        if info.parent_thread_id not in listed or info.parent_thread_id == info.id:
+            add(info, 0)
+    return ordered
+
+
+def _label(info: SessionInfo, depth: int) -> str:
+    if depth == 0:
+        return info.id
+    nickname = f" ({info.agent_nickname})" if info.agent_nickname else ""
+    return f"{'  ' * (depth - 1)}└ {info.id}{nickname}"
 
 
 def _when(timestamp: str | None) -> str:
@@ -90,7 +119,7 @@ def render_sessions(sessions: list[SessionInfo]) -> Table:
     table.add_column("cwd", overflow="ellipsis", no_wrap=True, max_width=40)
     table.add_column("turns", justify="right", no_wrap=True)
     table.add_column("first user message", overflow="ellipsis", no_wrap=True, ratio=1)
-    for info in sessions:
+    for info, depth in tree_order(sessions):
         message = (
             Text(f"error: {info.error}", style="red")
             if info.error
@@ -98,7 +127,7 @@ def render_sessions(sessions: list[SessionInfo]) -> Table:
         )
         # Text cells, not strings: paths and messages may contain rich markup characters.
         table.add_row(
-            Text(info.id),
+            Text(_label(info, depth)),
             Text(_when(info.updated)),
             Text(info.cwd or "-"),
             Text(str(info.turn_count)),

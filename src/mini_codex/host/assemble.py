@@ -152,6 +152,12 @@ class SessionOptions:
     """The user's home directory (``~/.agents/skills`` is a skills root); None: not searched."""
     admin_skills_root: Path | None = Path(DEFAULT_ADMIN_ROOT)
     """The admin skills root (Codex's ``/etc/codex/skills``); None: not searched."""
+    agent_depth: int = 0
+    """How deep this session is in a tree of agents (0: a root; ``host/agents``)."""
+    thread_id: str | None = None
+    """A new session's thread id (a spawned agent's); None: a fresh one."""
+    session_meta_extra: Mapping[str, Any] | None = None
+    """Further ``session_meta`` fields (a spawned agent's source)."""
 
 
 def _sandbox_from_config(config: Config) -> SandboxPolicy:
@@ -220,6 +226,8 @@ def assemble(options: SessionOptions) -> tuple[SessionSettings, SessionServices]
         persist=options.persist,
         output_schema=options.output_schema,
         environ=options.environ,
+        thread_id=options.thread_id,
+        session_meta_extra=options.session_meta_extra,
     )
     tools = (
         options.tools

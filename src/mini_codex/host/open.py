@@ -99,6 +99,12 @@ async def open_options(options: SessionOptions) -> AsyncIterator[Session]:
     """Open the session ``options`` describe (the caller owns ``options.client``)."""
     from mini_codex.runtime.session import Session
 
+    if options.config.features.multi_agent:  # sub-agents (issue 28): host/agents
+        from mini_codex.host.agents.wiring import open_with_agents
+
+        async with open_with_agents(options, open_options) as session:
+            yield session
+        return
     settings, services = assemble(options)
     async with Session.open(settings, services) as session:
         yield session

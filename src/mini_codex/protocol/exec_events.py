@@ -4,8 +4,9 @@ One JSON object per line: ``thread.started {thread_id}``, ``turn.started``, ``it
 ``item.updated`` / ``item.completed {item}``, ``turn.completed {usage}``, ``turn.failed {error}``
 and the top-level ``error {message}``. An item is ``{id, type, ...details}`` with ``type`` one of
 ``agent_message``, ``reasoning``, ``command_execution``, ``file_change``, ``mcp_tool_call``,
-``todo_list`` or ``error``. Every field is always written (explicit ``null`` included), as Codex
-does. Field order follows the recorded Codex 0.169 output (``tests/fixtures/codex_exec``).
+``todo_list``, ``collab_tool_call`` or ``error``. Every field is always written (explicit
+``null`` included), as Codex does. Field order follows the recorded Codex 0.169 output
+(``tests/fixtures/codex_exec``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "AgentMessageItem",
+    "CollabAgentState",
+    "CollabToolCallItem",
     "CommandExecutionItem",
     "ErrorItem",
     "ExecEvent",
@@ -127,8 +130,29 @@ class ErrorItem(_ExecModel):
     message: str
 
 
+class CollabAgentState(_ExecModel):
+    status: str
+    message: str | None
+
+
+class CollabToolCallItem(_ExecModel):
+    """A ``multi_agent_v1`` tool call (recorded: ``tests/fixtures/codex_subagents``); ``tool`` is
+    ``spawn_agent``, ``send_input``, ``wait`` (for ``wait_agent`` and ``resume_agent``, as Codex
+    0.169 prints them) or ``close_agent``."""
+
+    id: str
+    type: Literal["collab_tool_call"] = "collab_tool_call"
+    tool: str
+    sender_thread_id: str
+    receiver_thread_ids: tuple[str, ...]
+    prompt: str | None
+    agents_states: dict[str, CollabAgentState]
+    status: ItemStatus
+
+
 ExecItem: TypeAlias = (
     AgentMessageItem
+    | CollabToolCallItem
     | ReasoningItem
     | CommandExecutionItem
     | FileChangeItem

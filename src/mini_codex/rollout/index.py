@@ -48,7 +48,7 @@ __all__ = ["INDEX_FILENAME", "RefreshResult", "SessionIndex", "SessionInfo"]
 T = TypeVar("T")
 
 INDEX_FILENAME = "index.sqlite"
-_SCHEMA_VERSION = 2
+_SCHEMA_VERSION = 3
 """2: a task without user input (a manual compaction) is not counted as a turn."""
 _COLUMNS = (
     "id",
@@ -61,6 +61,8 @@ _COLUMNS = (
     "size",
     "mtime_ns",
     "error",
+    "parent_thread_id",
+    "agent_nickname",
 )
 _SCHEMA = """
 CREATE TABLE sessions (
@@ -73,7 +75,9 @@ CREATE TABLE sessions (
     turn_count INTEGER NOT NULL,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
-    error TEXT
+    error TEXT,
+    parent_thread_id TEXT,
+    agent_nickname TEXT
 );
 CREATE INDEX sessions_id ON sessions (id);
 CREATE INDEX sessions_updated ON sessions (updated);
@@ -312,6 +316,8 @@ def _row(info: SessionInfo) -> tuple[Any, ...]:
         info.size,
         info.mtime_ns,
         info.error,
+        info.parent_thread_id,
+        info.agent_nickname,
     )
 
 

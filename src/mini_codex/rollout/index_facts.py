@@ -42,6 +42,9 @@ class SessionInfo:
     mtime_ns: int
     error: str | None = None
     """Why the file could not be read (then only id, path, size and mtime are known)."""
+    parent_thread_id: str | None = None
+    """The thread that spawned this one (a sub-agent's ``session_meta``, ours or Codex's)."""
+    agent_nickname: str | None = None
 
 
 def extract_facts(path: Path, size: int, mtime_ns: int) -> SessionInfo:
@@ -53,6 +56,8 @@ def extract_facts(path: Path, size: int, mtime_ns: int) -> SessionInfo:
         return SessionInfo(fallback_id, path, None, None, None, None, 0, size, mtime_ns, str(exc))
     meta = rollout.session_meta
     cwd = meta.cwd if meta is not None else None
+    extra = (meta.model_extra or {}) if meta is not None else {}
+    parent, nickname = extra.get("parent_thread_id"), extra.get("agent_nickname")
     created = meta.timestamp if meta is not None else None
     first_message: str | None = None
     first_event: str | None = None
@@ -87,6 +92,8 @@ def extract_facts(path: Path, size: int, mtime_ns: int) -> SessionInfo:
         created=created,
         updated=timestamps[-1] if timestamps else created,
         first_user_message=text[:_FIRST_MESSAGE_MAX] if text is not None else None,
+        parent_thread_id=parent if isinstance(parent, str) else None,
+        agent_nickname=nickname if isinstance(nickname, str) else None,
         turn_count=(tasks_with_input + task_has_input)
         if task_started
         else (user_events or boundaries),

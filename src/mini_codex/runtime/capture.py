@@ -104,6 +104,8 @@ class CaptureSettings:
     told; the late work finishes in the background)."""
     workspace_deadline_s: float = DEFAULT_WORKSPACE_DEADLINE_S
     """The same for the workspace scan."""
+    subagents: Callable[[], str | None] | None = None
+    """The session's open child agents as ``environments`` lines (``host/agents``)."""
 
 
 @dataclass
@@ -206,6 +208,7 @@ async def capture_step(
         notes=tuple(display_path(note) for note in notes),
         environment_snapshot=snapshot,
         skills=skills,
+        subagents=settings.subagents() if settings.subagents is not None else None,
         executor_skills=remote_skills,
     )
     world_state = build_world_state(
@@ -358,7 +361,10 @@ def build_world_state(
     world_state.add(_permissions(step))
     world_state.add(
         EnvironmentsSection(
-            step.environments, current_date=turn.current_date, timezone=turn.timezone
+            step.environments,
+            current_date=turn.current_date,
+            timezone=turn.timezone,
+            subagents=step.subagents,
         )
     )
     if turn.session.config.features.deferred_executor:

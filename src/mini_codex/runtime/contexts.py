@@ -106,6 +106,8 @@ class StepContext:
     classic single local environment."""
     skills: StepSkills | None = None
     """The turn's skills (catalog, ``host_skills`` section); None when skills are off."""
+    subagents: str | None = None
+    """The open child agents, one ``- ID: NICKNAME`` line each (``environments`` section)."""
     executor_skills: tuple[ExecutorSkill, ...] | None = None
     """Skills of the ready remote environments (the executor ``skills`` section); None: the
     session has no remote environment."""

@@ -11,7 +11,7 @@ through this class, so they print and return the same items. The rules follow Co
   ``apply_patch`` → ``file_change`` (paths absolute, kinds from the parsed patch);
   ``mcp__SERVER__TOOL`` and the resource tools (server ``codex`` when no ``server`` was given, as
   Codex 0.169 reports them) → ``mcp_tool_call``: ``item.started`` when the call begins and
-  ``item.completed`` when it ends.
+  ``item.completed`` when it ends; the sub-agent tools → ``collab_tool_call`` (``exec_collab``).
 * ``update_plan`` → one ``todo_list`` item per turn: started by the first plan, updated by the next
   ones, completed when the turn ends.
 * Warnings → ``item.completed`` of an ``error`` item; a turn error → top-level ``error`` and, at
@@ -35,6 +35,7 @@ from mini_codex.mcp.resources import RESOURCE_TOOL_NAMES
 from mini_codex.protocol import session_events
 from mini_codex.protocol.exec_events import (
     AgentMessageItem,
+    CollabToolCallItem,
     CommandExecutionItem,
     ErrorItem,
     ExecEvent,
@@ -59,6 +60,7 @@ from mini_codex.protocol.exec_events import (
     Usage,
 )
 from mini_codex.protocol.session_events import SessionEvent
+from mini_codex.runtime.exec_collab import COLLAB_PREFIX, collab_completed, collab_started
 from mini_codex.tools.apply_patch.parser import (
     AddFile,
     DeleteFile,
@@ -144,6 +146,7 @@ class ExecEventMapper:
     def __init__(self) -> None:
         self._next_id = 0
         self._cwd = Path("/")
+        self._thread_id = ""
         self._running: dict[str, _Running] = {}
         self._todo: TodoListItem | None = None
         self._usage = Usage()
@@ -162,7 +165,7 @@ class ExecEventMapper:
     def feed(self, event: SessionEvent) -> list[ExecEvent]:
         match event:
             case session_events.SessionConfigured():
-                self._cwd = Path(event.cwd)
+                self._cwd, self._thread_id = Path(event.cwd), event.session_id
                 return [ThreadStarted(thread_id=event.session_id)]
             case protocol.TaskStarted():
                 self._turn_error = None
@@ -265,6 +268,11 @@ class ExecEventMapper:
             )
         elif event.name == "update_plan":
             return self._plan(event.payload)
+        elif event.name.startswith(COLLAB_PREFIX):  # sub-agents: exec_collab.py
+            collab = collab_started(event.name, event.payload, self._thread_id)
+            if collab is not None:
+                self._running[event.call_id] = _Running(collab)
+            return []  # printed when the call ends (a begin is told before a serial call runs)
         else:
             return []
         self._running[event.call_id] = _Running(started)
@@ -302,6 +310,9 @@ class ExecEventMapper:
                 completed = item.model_copy(update={"status": "completed" if ok else "failed"})
             case McpToolCallItem() as item:
                 completed = self._mcp_completed(item, details, event, ok)
+            case CollabToolCallItem() as item:
+                started = item.model_copy(update={"id": self._new_id()})
+                return [ItemStarted(item=started), collab_completed(started, details, ok)]
             case _:
                 return []
         return [ItemCompleted(item=completed)]

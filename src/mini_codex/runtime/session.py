@@ -134,6 +134,8 @@ class Session:
         self._turn_done: anyio.Event | None = None
         self._closing = False
         self._environments_scope: anyio.CancelScope | None = None
+        self.agents: Any = None
+        """The session's child agents (``host.agents.AgentControl``) when it may spawn them."""
 
     def _warn(self, message: str) -> None:
         self._emit(WarningEvent(message=message))

@@ -55,6 +55,11 @@ class SessionSettings:
     output_schema: dict[str, Any] | None = None
     environ: Mapping[str, str] | None = None
     """The process environment, read only for variables the config names (MCP)."""
+    thread_id: str | None = None
+    """The id of a new session's thread (a spawned agent's, chosen by its parent); None: new."""
+    session_meta_extra: Mapping[str, Any] | None = None
+    """Further ``session_meta`` fields of a new rollout (a sub-agent's ``source``, its
+    ``parent_thread_id``, ``agent_nickname``: ``host/agents``)."""
 
     def turn_context(
         self,

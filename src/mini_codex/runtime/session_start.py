@@ -122,7 +122,7 @@ def new_rollout(
     """A new session's thread id, and its rollout path and recorder when it persists;
     ``environments`` are the thread's selections recorded in ``session_meta`` (issue 26)."""
     now = settings.clock()
-    session_id = new_thread_id(int(now.timestamp() * 1000), os.urandom(10))
+    session_id = settings.thread_id or new_thread_id(int(now.timestamp() * 1000), os.urandom(10))
     if not settings.persist:
         return session_id, None, None
     path = rollout_path(settings.home, now, session_id)
@@ -135,6 +135,7 @@ def new_rollout(
         cli_version=__version__,
         model_provider=settings.config.model_provider,
         environments=environments,
+        **dict(settings.session_meta_extra or {}),
     )
     return (
         session_id,

@@ -106,11 +106,16 @@ class TurnDeps:
         )
 
 
+def _is_notification(item: Message) -> bool:
+    """A sub-agent's ``<subagent_notification>``: model-visible, not something the user said."""
+    return message_text(item).startswith("<subagent_notification>")
+
+
 async def record_input(state: TurnState, items: Sequence[ResponseItem]) -> None:
     recording = state.recording
     await recording.record_items(items)
     for item in items:
-        if isinstance(item, Message) and item.role == "user":
+        if isinstance(item, Message) and item.role == "user" and not _is_notification(item):
             event = UserMessageEvent(message=message_text(item))
             await recording.record_lines([EventMsgLine(payload=event)])
             recording.emit(event)

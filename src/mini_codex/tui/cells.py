@@ -16,6 +16,8 @@ from typing import Any
 
 from rich.text import Text
 
+from mini_codex.tui import agent_cells
+
 OUTPUT_TAIL_LINES = 8
 MAX_LINE_CHARS = 500
 COMMAND_TOOLS = frozenset({"shell", "exec_command"})
@@ -61,6 +63,8 @@ def shell_command(payload: str) -> str:
 
 
 def tool_title(name: str, payload: str) -> Text:
+    if name.startswith(agent_cells.PREFIX):
+        return agent_cells.agent_title(name, payload)
     if name in COMMAND_TOOLS:
         return Text.assemble(("$ ", "bold yellow"), (shell_command(payload), "bold"))
     if name == "write_stdin":
@@ -210,6 +214,8 @@ def tool_result(
     name: str, output: str, success: bool | None, duration_s: float, details: dict[str, Any] | None
 ) -> Text:
     text = Text()
+    if name.startswith(agent_cells.PREFIX):
+        return agent_cells.agent_result(output, success, details)
     if name in ("exec_command", "write_stdin") and details is not None:
         return _exec_result(output, success, duration_s, details)
     if name == "shell":

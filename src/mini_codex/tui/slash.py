@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 import anyio
 from rich.text import Text
 
+from mini_codex.tui.agent_cells import agents_text
 from mini_codex.tui.cells import patch_text, token_status
 
 if TYPE_CHECKING:
@@ -198,6 +199,14 @@ async def _mcp(ui: SlashContext, arg: str) -> None:
     ui.note(text)
 
 
+async def _agents(ui: SlashContext, arg: str) -> None:
+    agents = getattr(_session(ui), "agents", None)
+    if agents is None:
+        ui.note("sub-agents are off (features.multi_agent = true in config.toml turns them on)")
+        return
+    ui.note(agents_text(agents.children.values()))
+
+
 async def _image(ui: SlashContext, arg: str) -> None:
     if not arg:
         ui.drop_images()
@@ -221,6 +230,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("mcp", "MCP servers and their state", _mcp),
     SlashCommand("image", "PATH: attach an image to the next message (no PATH: drop)", _image),
     SlashCommand("quit", "leave mini-codex", _quit, needs_session=False),
+    SlashCommand("agents", "the session's sub-agents and their status", _agents),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
 

@@ -17,7 +17,7 @@ from textual.widget import AwaitMount
 from textual.widgets import Collapsible, Markdown, Static
 
 from mini_codex.protocol.session_events import ExecCommandOutputDelta, ToolCallBegin, ToolCallEnd
-from mini_codex.tui import cells
+from mini_codex.tui import agent_cells, cells
 
 
 class ReasoningCell(Collapsible):
@@ -37,6 +37,9 @@ class Transcript(VerticalScroll):
         self.patches: dict[str, str] = {}
         """apply_patch inputs by call id (the approval overlay shows them as diffs)."""
         self.tool_cells: dict[str, Static] = {}
+        self.agent_cells: dict[str, agent_cells.AgentCell] = {}
+        """A collapsible cell per child agent, by agent id."""
+        self._following = False
         self.live_tails: dict[str, cells.LiveTail] = {}
         """The output so far of running commands, by call id (dropped when the call ends)."""
         self.stream: Markdown | None = None
@@ -166,7 +169,25 @@ class Transcript(VerticalScroll):
         if seen and event.details is None:  # no output in the result (interrupted): keep the tail
             result = Text.assemble((seen + "\n", "dim"), result)
         cell.update(Text.assemble(title, "\n", result))
+        if event.name == agent_cells.PREFIX + "spawn_agent" and event.success is not False:
+            self._agent_spawned(event)
         self.follow()
+
+    def _agent_spawned(self, event: ToolCallEnd) -> None:
+        """A collapsible cell that follows the new child (``agent_cells``)."""
+        collab = (event.details or {}).get("collab") or {}
+        session = getattr(self.app, "session", None)
+        agents = getattr(session, "agents", None)
+        for agent_id in collab.get("receiver_thread_ids") or ():
+            child = agents.children.get(agent_id) if agents is not None else None
+            cell = agent_cells.AgentCell(
+                agent_id, child.nickname if child else None, str(collab.get("prompt") or "")
+            )
+            self.agent_cells[agent_id] = cell
+            self.add_cell(cell)
+        if agents is not None and not self._following:
+            self._following = True
+            self.run_worker(agent_cells.follow_agents(agents, self.agent_cells), exclusive=False)
 
     def workspace(self, files: set[str] | None) -> None:
         """The workspace file set of a new step: a one-line note of what changed since the last
@@ -186,6 +207,8 @@ class Transcript(VerticalScroll):
                 lines.append(widget.source)
             elif isinstance(widget, ReasoningCell):
                 lines.append(f"{widget.title}: {widget.summary}")
+            elif isinstance(widget, agent_cells.AgentCell):
+                lines.append(str(widget.title))
             elif isinstance(widget, Static):
                 lines.append(str(widget.content))
         return lines

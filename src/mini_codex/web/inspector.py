@@ -194,7 +194,23 @@ class Inspector:
         path = self.path_of(session_id)
         document = session_document(session_id, path, self.load(path, before))
         document["path"] = self.urls.get(str(path), str(path))
+        document.update(self._family(session_id))
         return document
+
+    def _family(self, session_id: str) -> dict[str, Any]:
+        """The session's parent and children (sub-agents), from the index."""
+        with self._lock, self._index() as index:
+            infos = index.list()
+        own = next((info for info in infos if info.id == session_id), None)
+        children = [
+            {"id": info.id, "agent_nickname": info.agent_nickname, "first_prompt":
+             info.first_user_message}
+            for info in sorted(infos, key=lambda i: i.created or "")
+            if info.parent_thread_id == session_id and info.id != session_id
+        ]  # fmt: skip
+        parent = own.parent_thread_id if own is not None else None
+        nickname = own.agent_nickname if own is not None else None
+        return {"parent_thread_id": parent, "agent_nickname": nickname, "children": children}
 
     def step_world_state(self, session_id: str, step_id: str) -> dict[str, Any]:
         path = self.path_of(session_id)
@@ -302,4 +318,6 @@ def _session_json(info: SessionInfo) -> dict[str, Any]:
         "turns": info.turn_count,
         "size": info.size,
         "error": info.error,
+        "parent_thread_id": info.parent_thread_id,
+        "agent_nickname": info.agent_nickname,
     }

@@ -116,6 +116,30 @@ async function showList() {
   renderList();
 }
 
+// Sub-agents right under the session that spawned them (when it is listed too), as `sessions list`.
+function tree(rows) {
+  const listed = new Set(rows.map((x) => str(x.id)));
+  const children = new Map();
+  for (const x of rows) {
+    const parent = str(x.parent_thread_id);
+    if (x.parent_thread_id && listed.has(parent) && parent !== str(x.id)) {
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push(x);
+    }
+  }
+  const out = [];
+  const add = (x, depth) => {
+    out.push([x, depth]);
+    const kids = children.get(str(x.id)) || [];
+    children.delete(str(x.id));
+    for (const kid of kids) add(kid, depth + 1);
+  };
+  for (const x of rows) {
+    if (!(x.parent_thread_id && listed.has(str(x.parent_thread_id))) || str(x.parent_thread_id) === str(x.id)) add(x, 0);
+  }
+  return out;
+}
+
 function renderList() {
   const query = $("#search").value.trim().toLowerCase();
   const key = $("#sort").value;
@@ -127,10 +151,11 @@ function renderList() {
   });
   const body = $("#session-list tbody");
   body.replaceChildren();
-  for (const x of rows) {
+  for (const [x, depth] of tree(rows)) {
     const size = num(x.size);
-    const tr = h("tr", { class: "session-row", "data-id": str(x.id) },
-      h("td", { class: "mono" }, str(x.id)),
+    const label = depth ? `${"  ".repeat(depth - 1)}└ ${str(x.id)}${x.agent_nickname ? ` (${str(x.agent_nickname)})` : ""}` : str(x.id);
+    const tr = h("tr", { class: depth ? "session-row child-row" : "session-row", "data-id": str(x.id) },
+      h("td", { class: "mono" }, label),
       h("td", {}, str(x.updated).replace("T", " ").slice(0, 19)),
       h("td", { class: "mono" }, str(x.cwd)),
       h("td", {}, numText(x.turns)),
@@ -151,6 +176,7 @@ async function showSession(id, stepId) {
     state.before = null;
     $("#crumb").textContent = id;
     put($("#main"),
+      h("div", { id: "family", class: "family" }),
       h("div", { id: "chart", class: "chart" }),
       h("div", { class: "layout" },
         h("nav", { id: "timeline", class: "timeline" }),
@@ -174,6 +200,7 @@ async function loadSession() {
   }
   renderTimeline();
   renderChart();
+  renderFamily();
   const warnings = list(state.session.warnings);
   const long = list(state.session.long_lines);
   put($("#warnings"),
@@ -182,6 +209,23 @@ async function loadSession() {
     long.map((entry) => h("div", { class: "warn long-line" },
       `${entry.line ? "line " + numText(entry.line) : "offset " + numText(entry.offset)}: ${numText(entry.bytes)} bytes, not shown `,
       fullTextButton(entry))));
+}
+
+// The parent/child tree of sub-agents: "spawned by" the parent, links to the children.
+function renderFamily() {
+  const doc = state.session;
+  const link = (id, text) => h("a", { href: `#/s/${encodeURIComponent(str(id))}`, class: "mono" }, text);
+  const parts = [];
+  if (doc.parent_thread_id) {
+    parts.push(h("div", { class: "parent" }, `sub-agent${doc.agent_nickname ? " " + str(doc.agent_nickname) : ""}, spawned by `,
+      link(doc.parent_thread_id, str(doc.parent_thread_id))));
+  }
+  const kids = list(doc.children);
+  if (kids.length) {
+    parts.push(h("div", { class: "children" }, `sub-agents (${kids.length}): `,
+      kids.map((kid) => h("span", { class: "child" }, link(kid.id, `${str(kid.agent_nickname || "")} ${str(kid.id)}`.trim()), " "))));
+  }
+  put($("#family"), parts);
 }
 
 function where(x) {
