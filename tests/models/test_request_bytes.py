@@ -36,14 +36,16 @@ from sdk_reference import SdkChatClient, SdkResponsesClient
 from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.host import SessionOptions, open_options
 from mini_codex.models import ModelClientOptions
-from mini_codex.models.base import Prompt
+from mini_codex.models.base import Prompt, TokenUsage
 from mini_codex.models.chat_completions import ChatCompletionsClient
+from mini_codex.models.errors import ProviderError, StreamError
 from mini_codex.models.openai_responses import (
     OpenAIResponsesClient,
     encoded_request_item,
     item_shape,
     output_item,
     request_item,
+    usage_from_response,
 )
 from mini_codex.models.openai_sdk import OpenAISdkClient
 from mini_codex.models.request_body import (
@@ -53,7 +55,17 @@ from mini_codex.models.request_body import (
     dumps,
     join_array,
 )
-from mini_codex.models.sse_view import view
+from mini_codex.models.stream_events import (
+    ChatChunk,
+    Choice,
+    ChoiceDelta,
+    ResponseCompleted,
+    ResponseInfo,
+    TokenDetails,
+    Usage,
+    decode_chat_chunk,
+    decode_response_event,
+)
 from mini_codex.models.tokens import ItemTokenCache, estimate_usage
 from mini_codex.models.trace_line import TraceLineEncoder
 from mini_codex.protocol.items import FunctionCallOutput, parse_response_item, user_message
@@ -313,9 +325,13 @@ def test_decoded_output_items_read_like_the_sdk_models(item: dict[str, Any]) -> 
 
     typed = construct_type(type_=ResponseOutputItem, value=json.loads(json.dumps(item)))
     expected = output_item(typed).to_json()
-    assert output_item(view(item)).to_json() == expected
-    assert list(output_item(view(item)).to_json()) == list(expected)  # the same key order
-    assert json.dumps(output_item(view(item)).to_json()) == json.dumps(expected)
+    event = decode_response_event(
+        json.dumps({"type": "response.output_item.done", "item": item}).encode()
+    )
+    decoded = output_item(event.item).to_json()
+    assert decoded == expected
+    assert list(decoded) == list(expected)  # the same key order
+    assert json.dumps(decoded) == json.dumps(expected)
 
 
 def test_cached_token_estimates_equal_a_full_recount() -> None:
@@ -381,18 +397,49 @@ def test_request_items_read_from_attributes_equal_the_dumped_shape() -> None:
         )
 
 
-def test_an_event_view_reads_like_the_constructed_sdk_model() -> None:
-    event = view({"type": "response.completed", "response": {"id": "r", "end_turn": False,
-                  "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}},
-                  "choices": [{"delta": {"content": "x"}}]})  # fmt: skip
-    assert event.type == "response.completed"
-    assert event.response.usage.input_tokens == 3
-    assert event.response.model_extra["end_turn"] is False
-    assert getattr(event.response, "error", "absent") == "absent"
-    assert getattr(event.choices[0], "index", 0) == 0  # a missing field gives the default
-    assert event.choices[0].delta.content == "x"
-    assert event.response.model_dump(mode="json") == {"id": "r", "end_turn": False,
-        "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}}  # fmt: skip
+def test_a_decoded_event_reads_like_the_constructed_sdk_model() -> None:
+    from openai._models import construct_type
+    from openai.types.responses import ResponseCompletedEvent
+
+    data = {"type": "response.completed", "sequence_number": 7,
+            "response": {"id": "r", "end_turn": False, "object": "response",
+                         "usage": {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4,
+                                   "input_tokens_details": {"cached_tokens": 2}}}}  # fmt: skip
+    event = decode_response_event(json.dumps(data).encode())
+    assert event == ResponseCompleted(response=ResponseInfo(id="r", end_turn=False, usage=Usage(
+        input_tokens=3, output_tokens=1, total_tokens=4,
+        input_tokens_details=TokenDetails(cached_tokens=2))))  # fmt: skip
+    assert getattr(event.response, "error", "absent") is None
+    assert usage_from_response(event.response) == TokenUsage(
+        input_tokens=3, cached_input_tokens=2, output_tokens=1, total_tokens=4
+    )
+    assert usage_from_response(event.response) == usage_from_response(
+        construct_type(type_=ResponseCompletedEvent, value=data).response
+    )
+    chunk = decode_chat_chunk(b'{"id": "c", "choices": [{"delta": {"content": "x"}}], "x": 1}')
+    assert chunk == ChatChunk(id="c", choices=[Choice(delta=ChoiceDelta(content="x"))])
+    assert chunk.choices is not None
+    assert chunk.choices[0].index == 0  # a missing field: the default
+
+
+def test_unknown_and_malformed_events_are_handled_as_before() -> None:
+    unknown = {"type": "response.in_progress", "response": {"id": "r"}}
+    assert decode_response_event(json.dumps(unknown).encode()) == unknown  # ignored
+    assert decode_response_event(b'{"no_type": 1}') == {"no_type": 1}
+    assert decode_response_event(b"[1, 2]") == [1, 2]
+    assert decode_chat_chunk(b"5") == 5
+    nan = decode_response_event(b'{"type": "response.output_text.delta", "item_id": "i", '
+                                b'"delta": "d", "x": NaN}')  # fmt: skip
+    assert nan == decode_response_event(b'{"type": "response.output_text.delta", '
+                                        b'"item_id": "i", "delta": "d"}')  # fmt: skip
+    with pytest.raises(StreamError, match=r"^malformed response\.output_text\.delta event in "):
+        decode_response_event(b'{"type": "response.output_text.delta", "delta": "d"}')
+    with pytest.raises(StreamError, match=r"^malformed data in the response stream: "):
+        decode_response_event(b"{not json")
+    with pytest.raises(ProviderError, match=r"^boom$"):
+        decode_response_event(b'{"type": "response.created", "error": {"message": "boom"}}')
+    with pytest.raises(ProviderError, match=r"^boom$"):
+        decode_chat_chunk(b'{"error": {"message": "boom"}}')
 
 
 class _Part:

@@ -15,6 +15,7 @@ import orjson
 
 from mini_codex.models.http_post import EventStream, HttpPost
 from mini_codex.models.request_body import CHAT_KEY_ORDER, dumps, join_object
+from mini_codex.models.stream_events import decode_chat_chunk
 
 
 def chat_request_bytes(body: dict[str, Any]) -> bytes:
@@ -31,9 +32,9 @@ def chat_request_bytes(body: dict[str, Any]) -> bytes:
 
 
 async def post_chat_stream(post: HttpPost, body: dict[str, Any]) -> EventStream:
-    """POST ``body`` to ``/chat/completions``; the stream of decoded JSON chunks (read them
-    through ``sse_view.view``)."""
-    return await post.stream("/chat/completions", chat_request_bytes(body))
+    """POST ``body`` to ``/chat/completions``; the stream of its chunks, each decoded into a
+    ``stream_events.ChatChunk``."""
+    return await post.stream("/chat/completions", chat_request_bytes(body), decode_chat_chunk)
 
 
 __all__ = ["chat_request_bytes", "post_chat_stream"]

@@ -62,7 +62,6 @@ from mini_codex.models.openai_sdk import (
     map_openai_errors,
     next_event,
 )
-from mini_codex.models.sse_view import view
 from mini_codex.models.tokens import estimate_usage
 from mini_codex.models.tool_envelope import (
     MessageStreamer,
@@ -501,7 +500,7 @@ class ChatCompletionsClient(OpenAISdkClient):
             while (
                 chunk := await next_event(iterator, self.idle_timeout_s, self.access)
             ) is not None:
-                for event in acc.feed(view(chunk)):
+                for event in acc.feed(chunk):
                     yield event
         finally:
             with anyio.CancelScope(shield=True):

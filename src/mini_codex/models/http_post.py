@@ -38,9 +38,10 @@ import email.utils
 import math
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -185,8 +186,14 @@ class HttpPost:
         self._timeout = target.timeout()
         self._client = http_client or async_client(timeout=self._timeout, follow_redirects=True)
 
-    async def stream(self, path: str, body: bytes | ChunkedBody) -> EventStream:
-        """POST ``body`` (JSON bytes, or pieces of them) to ``path``, with request retries."""
+    async def stream(
+        self,
+        path: str,
+        body: bytes | ChunkedBody,
+        decode: Callable[[bytes], Any] | None = None,
+    ) -> EventStream:
+        """POST ``body`` (JSON bytes, or pieces of them) to ``path``, with request retries; the
+        stream of its events, each decoded by ``decode`` (``EventStream``)."""
         headers = dict(self._headers)
         if isinstance(body, ChunkedBody):
             headers["Content-Length"] = str(body.length)
@@ -209,7 +216,7 @@ class HttpPost:
                     continue
                 raise transport_error(exc) from exc
             if response.is_success:
-                return EventStream(response)
+                return EventStream(response, decode)
             if retries_left > 0 and should_retry(response.status_code, response.headers):
                 await response.aclose()
                 await anyio.sleep(retry_delay_s(attempt, response.headers))

@@ -15,8 +15,8 @@ API does not take back (``ghost_snapshot``, unknown future items) are left out.
 
 The body goes out pre-serialized (``request_pieces``: each history item's bytes cached by
 identity, ``models.request_body``) through ``models.http_post`` (the ``openai`` SDK is not
-imported), and the stream is read as decoded JSON through ``sse_view``. The SDK's
-``responses.create``, the byte-equal reference, is a test's subclass (it overrides ``_send``).
+imported); each stream event is decoded into a msgspec struct (``models.stream_events``).
+The SDK's ``responses.create``, the byte-equal reference, is a test subclass's ``_send``.
 
 Stream events map to ``ModelEvent``s: ``response.created`` → ``Created``,
 ``output_item.added`` → ``OutputItemAdded``, ``output_text.delta`` → ``OutputTextDelta``,
@@ -35,11 +35,12 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio.to_thread
+import msgspec
 import orjson
 import pydantic
 
 from mini_codex.models import base
-from mini_codex.models.base import ModelEvent, Prompt, TokenUsage, json_schema_format
+from mini_codex.models.base import ModelEvent, Prompt, json_schema_format
 from mini_codex.models.errors import ProviderError, StreamError, stream_closed_early
 from mini_codex.models.openai_sdk import (
     OpenAISdkClient,
@@ -58,7 +59,15 @@ from mini_codex.models.request_body import (
     object_pieces,
 )
 from mini_codex.models.retry import classify_stream_failure
-from mini_codex.models.sse_view import SseView, sdk_item_json, view
+from mini_codex.models.stream_events import (
+    decode_response_event,
+    end_turn,
+    event_type,
+    item_json,
+    response_failure,
+    sdk_item_json,
+    usage_from_response,
+)
 from mini_codex.models.tokens import estimate_usage
 from mini_codex.protocol.items import (
     CustomToolCall,
@@ -225,9 +234,12 @@ def _encoded(shaped: dict[str, Any] | None) -> bytes | None:
 
 
 def output_item(raw: Any) -> ResponseItem:
-    """A streamed output item (SDK model or dict) as a history item, in the API's shape."""
-    if isinstance(raw, SseView):
-        data: Any = sdk_item_json(raw.model_dump())
+    """A streamed output item (as received, an SDK model or a dict) as a history item, in the
+    API's shape."""
+    if isinstance(raw, msgspec.Raw):
+        data: Any = item_json(raw)
+        if isinstance(data, dict):
+            data = sdk_item_json(data)
     elif hasattr(raw, "model_dump"):
         data = raw.model_dump(mode="json", exclude_unset=True)
     else:
@@ -239,26 +251,6 @@ def output_item(raw: Any) -> ResponseItem:
         return parse_response_item(shaped if shaped is not None else data)
     except pydantic.ValidationError as exc:
         raise StreamError(f"malformed output item in the response stream: {exc}") from exc
-
-
-def usage_from_response(response: Any) -> TokenUsage | None:
-    usage = getattr(response, "usage", None)
-    if usage is None:
-        return None
-    return TokenUsage.from_provider(usage, input_name="input", output_name="output")
-
-
-def _end_turn(response: Any) -> bool | None:
-    extra = getattr(response, "model_extra", None) or {}
-    value = extra.get("end_turn")
-    return value if isinstance(value, bool) else None
-
-
-def _failure(response: Any) -> ProviderError:
-    error = getattr(response, "error", None)
-    code = getattr(error, "code", None)
-    message = getattr(error, "message", None)
-    return classify_stream_failure(code, message or "response.failed without an error message")
 
 
 # --- the client ---------------------------------------------------------------------------------
@@ -315,7 +307,9 @@ class OpenAIResponsesClient(OpenAISdkClient):
 
     async def _send(self, prompt: Prompt) -> Any:
         """POST the request; the stream of its events (each an object with ``close()``)."""
-        return await self._post.stream("/responses", ChunkedBody(self.request_pieces(prompt)))
+        return await self._post.stream(
+            "/responses", ChunkedBody(self.request_pieces(prompt)), decode_response_event
+        )
 
     async def stream(self, prompt: Prompt) -> AsyncIterator[ModelEvent]:
         with map_openai_errors(self.access):
@@ -329,7 +323,6 @@ class OpenAIResponsesClient(OpenAISdkClient):
                 event = await next_event(iterator, self.idle_timeout_s, self.access)
                 if event is None:
                     raise stream_closed_early()
-                event = view(event)  # a decoded JSON event (fast path) read like the SDK model
                 try:
                     mapped, completed = _map_event(event, outputs, custom_calls)
                 except ProviderError as err:
@@ -351,8 +344,9 @@ class OpenAIResponsesClient(OpenAISdkClient):
 def _map_event(
     event: Any, outputs: list[ResponseItem], custom_calls: dict[str, str]
 ) -> tuple[ModelEvent | None, base.Completed | None]:
-    """One SDK event → (event to yield, ``Completed`` when the response finished)."""
-    match getattr(event, "type", None):
+    """One event (its struct, or the SDK's model) → (event to yield, ``Completed`` when the
+    response finished)."""
+    match event_type(event):
         case "response.created":
             return base.Created(getattr(event.response, "id", None)), None
         case "response.output_item.added":
@@ -374,11 +368,11 @@ def _map_event(
         case "response.completed":
             response = event.response
             completed = base.Completed(
-                getattr(response, "id", None), usage_from_response(response), _end_turn(response)
+                getattr(response, "id", None), usage_from_response(response), end_turn(response)
             )
             return None, completed
         case "response.failed":
-            raise _failure(event.response)
+            raise response_failure(event.response)
         case "response.incomplete":
             details = getattr(event.response, "incomplete_details", None)
             reason = getattr(details, "reason", None) or "unknown"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -23,6 +23,7 @@ __all__ = [
     "EventStream",
     "SseDecoder",
     "decode_json",
+    "event_failure",
     "transport_error",
 ]
 
@@ -38,7 +39,7 @@ def transport_error(exc: BaseException) -> ProviderError:
     return ConnectionFailed(f"connection failed: {exc}")
 
 
-def _event_failure(data: Any) -> ProviderError | None:
+def event_failure(data: Any) -> ProviderError | None:
     """A stream event carrying ``{"error": ...}`` (what the SDK raised as its ``APIError``)."""
     if not isinstance(data, dict) or not data.get("error"):
         return None
@@ -133,10 +134,14 @@ class SseDecoder:
 
 
 class EventStream:
-    """The decoded JSON of each event of one streamed response; ``close()`` releases it."""
+    """Each event of one streamed response, decoded by ``decode`` (by default its JSON, an
+    ``{"error": ...}`` event raising its error); ``close()`` releases it."""
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(
+        self, response: httpx2.Response, decode: Callable[[bytes], Any] | None = None
+    ) -> None:
         self.response = response
+        self._decode = decode or self._decoded
         self._events = self._iterate()
 
     def __aiter__(self) -> AsyncIterator[Any]:
@@ -151,11 +156,11 @@ class EventStream:
                     if data.startswith(b"[DONE]"):
                         await self._drain(chunks)
                         return
-                    yield self._decoded(data)
+                    yield self._decode(data)
             for _, data in decoder.finish():
                 if data.startswith(b"[DONE]"):
                     return
-                yield self._decoded(data)
+                yield self._decode(data)
         except TRANSPORT_ERRORS as exc:
             raise transport_error(exc) from exc
         finally:
@@ -176,7 +181,7 @@ class EventStream:
     @staticmethod
     def _decoded(data: bytes) -> Any:
         value = decode_json(data)
-        failure = _event_failure(value)
+        failure = event_failure(value)
         if failure is not None:
             raise failure
         return value
