@@ -65,6 +65,7 @@ from mini_codex.models.stream_events import (
     Usage,
     decode_chat_chunk,
     decode_response_event,
+    item_json,
 )
 from mini_codex.models.tokens import ItemTokenCache, estimate_usage
 from mini_codex.models.trace_line import TraceLineEncoder
@@ -432,6 +433,9 @@ def test_unknown_and_malformed_events_are_handled_as_before() -> None:
                                 b'"delta": "d", "x": NaN}')  # fmt: skip
     assert nan == decode_response_event(b'{"type": "response.output_text.delta", '
                                         b'"item_id": "i", "delta": "d"}')  # fmt: skip
+    done = decode_response_event(b'{"type": "response.output_item.done", '
+                                 b'"item": {"type": "message", "z": NaN, "a": 1}}')  # fmt: skip
+    assert str(item_json(done.item)) == str({"type": "message", "z": float("nan"), "a": 1})
     with pytest.raises(StreamError, match=r"^malformed response\.output_text\.delta event in "):
         decode_response_event(b'{"type": "response.output_text.delta", "delta": "d"}')
     with pytest.raises(StreamError, match=r"^malformed data in the response stream: "):

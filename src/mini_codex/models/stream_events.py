@@ -20,6 +20,7 @@ fields do not fit raises a one-line ``StreamError``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import msgspec
@@ -221,6 +222,8 @@ def _fallback(data: bytes, chunk_type: type[ChatChunk] | None) -> Any:
         return value
     if chunk_type is None and value.get("type") not in _RESPONSE_TYPES:
         return value  # an unknown event: ignored, as before
+    if chunk_type is None and isinstance(value.get("item"), dict):  # kept as received
+        value = {**value, "item": msgspec.Raw(json.dumps(value["item"]).encode())}
     try:  # JSON that only the standard parser reads (NaN), or fields that do not fit
         return msgspec.convert(value, chunk_type or ResponseEvent)
     except msgspec.ValidationError as exc:
