@@ -85,27 +85,39 @@ def add_server(
     return _dumps(document), replaced
 
 
-def remove_server(text: str, name: str, *, source: str = "config.toml") -> str:
-    """``text`` without ``[mcp_servers.<name>]``; ConfigError when there is none."""
+def _remove_entry(text: str, table: str, name: str, what: str, source: str) -> str:
+    """``text`` without ``[<table>.<name>]`` (the table too once empty); ConfigError when there
+    is no such entry (``what`` names it in the message)."""
     document = _parse(text, source)
-    servers = document.get("mcp_servers")
-    if not isinstance(servers, dict) or name not in servers:
-        raise ConfigError(f"no MCP server named {name!r} in {source}")
-    del servers[name]
-    if not servers:
-        del document["mcp_servers"]
+    entries = document.get(table)
+    if not isinstance(entries, dict) or name not in entries:
+        raise ConfigError(f"no {what} named {name!r} in {source}")
+    del entries[name]
+    if not entries:
+        del document[table]
     return _dumps(document)
 
 
-def servers_in(text: str, *, source: str = "config.toml") -> dict[str, McpServerConfig]:
-    """The validated ``[mcp_servers]`` of a config file's text."""
+def _validated(text: str, table: str, source: str) -> Config:
+    """A ``Config`` of only the ``[<table>]`` of a config file's text (the first validation
+    error as one ConfigError line)."""
     data = _parse(text, source).unwrap()
     try:
-        return Config.model_validate({"mcp_servers": data.get("mcp_servers", {})}).mcp_servers
+        return Config.model_validate({table: data.get(table, {})})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise ConfigError(f"{source}: {where}: {first['msg']}") from exc
+
+
+def remove_server(text: str, name: str, *, source: str = "config.toml") -> str:
+    """``text`` without ``[mcp_servers.<name>]``; ConfigError when there is none."""
+    return _remove_entry(text, "mcp_servers", name, "MCP server", source)
+
+
+def servers_in(text: str, *, source: str = "config.toml") -> dict[str, McpServerConfig]:
+    """The validated ``[mcp_servers]`` of a config file's text."""
+    return _validated(text, "mcp_servers", source).mcp_servers
 
 
 def _config_path() -> Path:

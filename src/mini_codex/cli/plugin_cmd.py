@@ -18,10 +18,18 @@ from typing import Annotated, Any
 import orjson
 import tomlkit
 import typer
-from pydantic import ValidationError
 
-from mini_codex.cli.mcp_cmd import _config_path, _dumps, _fail, _parse, _read, _write
-from mini_codex.config import Config, PluginConfig
+from mini_codex.cli.mcp_cmd import (
+    _config_path,
+    _dumps,
+    _fail,
+    _parse,
+    _read,
+    _remove_entry,
+    _validated,
+    _write,
+)
+from mini_codex.config import PluginConfig
 from mini_codex.errors import ConfigError, MiniCodexError
 from mini_codex.skills.plugins import LoadedPlugin, load_plugin
 
@@ -58,24 +66,11 @@ def add_plugin(text: str, plugin: LoadedPlugin, *, source: str = "config.toml") 
 
 
 def remove_plugin(text: str, name: str, *, source: str = "config.toml") -> str:
-    document = _parse(text, source)
-    plugins = document.get("plugins")
-    if not isinstance(plugins, dict) or name not in plugins:
-        raise ConfigError(f"no plugin named {name!r} in {source}")
-    del plugins[name]
-    if not plugins:
-        del document["plugins"]
-    return _dumps(document)
+    return _remove_entry(text, "plugins", name, "plugin", source)
 
 
 def plugins_in(text: str, *, source: str = "config.toml") -> dict[str, PluginConfig]:
-    data = _parse(text, source).unwrap()
-    try:
-        return Config.model_validate({"plugins": data.get("plugins", {})}).plugins
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"{source}: {where}: {first['msg']}") from exc
+    return _validated(text, "plugins", source).plugins
 
 
 def _describe(name: str, entry: PluginConfig) -> dict[str, Any]:
