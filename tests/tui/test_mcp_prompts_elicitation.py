@@ -127,7 +127,14 @@ async def test_elicitation_overlay_validates_accepts_and_declines(make_harness) 
         assert isinstance(screen, ElicitationScreen)
         assert screen.fields[:2] == ["name", "check"]
         # Enter moves from field to field; the first field has the focus.
-        await wait_for(pilot, lambda: screen.focused is screen.query_one("#field-0", Input))
+        # (The form is pushed before its fields are composed: wait for them too.)
+        await wait_for(
+            pilot,
+            lambda: (
+                bool(screen.query("#field-0"))
+                and screen.focused is screen.query_one("#field-0", Input)
+            ),
+        )
         await pilot.press(*"Ada Lovelace", "enter")
         assert screen.focused is screen.query_one("#field-1", Input)
         await pilot.press(*"yes")
@@ -147,9 +154,16 @@ async def test_elicitation_overlay_validates_accepts_and_declines(make_harness) 
         await wait_for(
             pilot, lambda: isinstance(app.screen, ElicitationScreen) and app.screen is not screen
         )
-        await choose(pilot, app.screen, "decline")  # type: ignore[arg-type]
+        second = app.screen
+        await choose(pilot, second, "decline")  # type: ignore[arg-type]
+        # The third form is neither of the first two (the second may still be up for a moment).
         await wait_for(
-            pilot, lambda: isinstance(app.screen, ElicitationScreen) and app.screen is not screen
+            pilot,
+            lambda: (
+                isinstance(app.screen, ElicitationScreen)
+                and app.screen is not screen
+                and app.screen is not second
+            ),
         )
         third = app.screen
         await pilot.press("escape")
