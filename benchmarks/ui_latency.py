@@ -40,6 +40,7 @@ import anyio
 
 from bytecode import ensure_bytecode
 from mini_codex.host import Session, SessionOptions, open_options
+from mini_codex.mcp.elicitation import ElicitationHandler
 from mini_codex.protocol.session_events import (
     AgentMessageDelta,
     ExecCommandOutputDelta,
@@ -104,6 +105,8 @@ def headless_app(tmp: Path, name: str) -> MiniCodexApp:
         resume: Path | None,
         callback: ApprovalCallback,
         on_event: Callable[[SessionEvent], None],
+        *,
+        elicitation_callback: ElicitationHandler | None = None,
     ) -> AsyncIterator[Session]:
         options = SessionOptions(
             cwd=work, home=home, client=ScriptedModel([]), on_event=on_event, persist=False
@@ -111,7 +114,7 @@ def headless_app(tmp: Path, name: str) -> MiniCodexApp:
         async with open_options(options) as session:
             yield session
 
-    return build_app(opener, target=None, home=None)  # type: ignore[arg-type]
+    return build_app(opener, target=None, home=None)
 
 
 async def stream_once(tmp: Path, rate: int, seconds: float) -> dict[str, float]:
