@@ -41,6 +41,16 @@ HEAVY = (
 )
 """Top-level packages ``exec`` must not import before its first request (in this workspace)."""
 
+REPLAY = (
+    "mini_codex.rollout.replay",
+    "mini_codex.rollout.resume",
+    "mini_codex.rollout.reader",
+    "mini_codex.rollout.index",
+    "zstandard",
+)
+"""Modules of the resume side: a new session replays nothing, so ``exec`` imports none of them
+(or their submodules) before its first request."""
+
 RUNTIME = ("mini_codex.runtime.session", "mini_codex.host.open", "httpx2")
 """Imported before the first request: their lines prove the listing is complete."""
 
@@ -101,6 +111,7 @@ def test_exec_imports_no_heavy_module_before_its_first_request(tmp_path: Path) -
     names = imports_before_first_request(tmp_path, ENTRY)
     assert [name for name in RUNTIME if name not in names] == [], time.monotonic() - started
     assert heavy_among(names) == []
+    assert sorted({name for name in names for m in REPLAY if name.startswith(m)}) == []
 
 
 @pytest.mark.parametrize("heavy", ["jsonschema", "yaml"])

@@ -159,14 +159,18 @@ def iter_raw_lines(
     """Non-blank lines in file order, with their 1-based line numbers."""
     source = Path(path)
     with _open(source) as handle:
-        stream = _decompressed(handle, source) if _is_zstd(source) else handle
+        compressed = _is_zstd(source)
+        stream = _decompressed(handle, source) if compressed else handle
+        # An uncompressed file never imports zstandard (an ``except`` expression is evaluated
+        # for any exception that reaches it, the GeneratorExit of a reader that stops included).
+        corrupt = _zstd_error() if compressed else _NeverRaised
         number = 0
         try:
             for number, raw in enumerate(stream, start=1):
                 line = raw.strip()
                 if line:
                     yield number, line
-        except _zstd_error() as error:
+        except corrupt as error:
             if number == 0:
                 raise RolloutError(f"cannot decompress rollout file {source}: {error}") from None
             # Keep what was readable before the damage (never lose recorded data).

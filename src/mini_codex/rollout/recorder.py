@@ -83,7 +83,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
@@ -103,11 +103,9 @@ from mini_codex.protocol.rollout import (
     format_timestamp,
 )
 from mini_codex.rollout.locking import LockedRolloutFile
-from mini_codex.rollout.replay.checkpoint import (
-    PreviousTurnSettings,
-    WindowInfo,
-    checkpoint_payload,
-)
+
+if TYPE_CHECKING:
+    from mini_codex.context.window import PreviousTurnSettings, WindowInfo
 
 __all__ = ["Clock", "RecorderOptions", "RolloutRecorder"]
 
@@ -331,6 +329,8 @@ class RolloutRecorder:
         1 / ``checkpoint_min_ratio`` of the bytes recorded since the last one; it is not tried
         again before that many times its cost were recorded (module docs).
         """
+        from mini_codex.rollout.replay.checkpoint import checkpoint_payload  # resume-side module
+
         payload = checkpoint_payload(history, reference_context, previous_turn_settings, window)
         lines: list[RolloutLine] = [CompactedLine(payload=payload)]
         if world_state is not None:

@@ -56,6 +56,7 @@ from mini_codex.context.compaction import (
     real_user_messages,
     summary_text,
 )
+from mini_codex.context.window import WindowInfo
 from mini_codex.errors import ConfigError, MiniCodexError, ModelError
 from mini_codex.models.base import Completed, ModelClient, OutputItemDone, Prompt, TokenUsage
 from mini_codex.models.errors import ContextWindowExceeded, StreamError
@@ -86,7 +87,6 @@ from mini_codex.protocol.session_events import (
     WarningEvent,
 )
 from mini_codex.rollout.paths import new_thread_id
-from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.context_updates import initial_context_order
 from mini_codex.runtime.recording import Recording
 from mini_codex.runtime.sampling import pause_before_retry

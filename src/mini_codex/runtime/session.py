@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mini_codex.context import ContextManager
+from mini_codex.context.window import WindowInfo
 from mini_codex.discovery.workspace import WorkspaceScanner
 from mini_codex.errors import (
     EmptyInputError,
@@ -36,7 +37,6 @@ from mini_codex.models.base import ModelClient, Prompt
 from mini_codex.protocol import Message, ResponseItem, message_text, user_message
 from mini_codex.protocol.session_events import SessionConfigured, SessionEvent, WarningEvent
 from mini_codex.rollout.recorder import RolloutRecorder
-from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.capture import CaptureCaches
 from mini_codex.runtime.contexts import TurnContext

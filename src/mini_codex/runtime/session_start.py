@@ -16,13 +16,12 @@ from anyio.abc import TaskGroup
 from mini_codex._version import __version__
 from mini_codex.config import Config
 from mini_codex.context import ContextManager
+from mini_codex.context.window import PreviousTurnSettings
 from mini_codex.mcp.errors import McpError
 from mini_codex.models.tokens import estimate_context_tokens
 from mini_codex.protocol import SessionMeta
 from mini_codex.rollout.paths import new_thread_id, rollout_path
 from mini_codex.rollout.recorder import RecorderOptions, RolloutRecorder
-from mini_codex.rollout.replay.checkpoint import PreviousTurnSettings
-from mini_codex.rollout.resume import last_token_info, load_resume_state
 from mini_codex.runtime.approvals import SessionApprovals
 from mini_codex.runtime.capture import CaptureCaches
 from mini_codex.runtime.environments_step import recorded_selections
@@ -190,6 +189,8 @@ def restore_session(
 ) -> tuple[str, list[str] | None]:
     """Load ``path`` into the session's history, state and approvals; returns the thread id and
     the environment selections recorded in its ``session_meta`` (None: none recorded)."""
+    from mini_codex.rollout.resume import load_resume_state  # a new session replays nothing
+
     resumed = load_resume_state(path)
     meta = resumed.session_meta
     history.replace(resumed.history)
@@ -221,6 +222,8 @@ def _restore_tokens(
 ) -> None:
     """Token totals and the active context tokens survive a resume (the newest
     ``token_count``; the context is estimated from the history when none says it)."""
+    from mini_codex.rollout.resume import last_token_info
+
     info = last_token_info(path)
     totals = info.get("total_token_usage") if info is not None else None
     if isinstance(totals, dict):

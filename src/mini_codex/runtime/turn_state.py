@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mini_codex.context.window import WindowInfo
 from mini_codex.models.base import ModelClient, Prompt, TokenUsage
 from mini_codex.models.retry import RetryPolicy
 from mini_codex.protocol import (
@@ -22,7 +23,6 @@ from mini_codex.protocol import (
     message_text,
 )
 from mini_codex.protocol.items import Message
-from mini_codex.rollout.replay.checkpoint import WindowInfo
 from mini_codex.runtime.capture import CaptureCaches, CapturedStep, CaptureSettings, capture_step
 from mini_codex.runtime.contexts import TurnContext
 from mini_codex.runtime.recording import Recording

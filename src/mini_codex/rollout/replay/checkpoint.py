@@ -1,7 +1,6 @@
 """Replay metadata types and mini-codex checkpoints (pure; our extension of the Codex format).
 
-What belongs here: the small value types a reconstruction produces besides history
-(:class:`PreviousTurnSettings`, :class:`WindowInfo`), and the checkpoint contract shared by the
+What belongs here: the checkpoint contract shared by the
 writer and the replay: :func:`checkpoint_payload` builds one, :func:`parse_checkpoint_meta` reads
 one back. What does not: the replay fold itself (``fold.py``) and writing lines (the recorder).
 
@@ -30,45 +29,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mini_codex.context.window import PreviousTurnSettings as PreviousTurnSettings
+from mini_codex.context.window import WindowInfo as WindowInfo
 from mini_codex.protocol import CompactedItem, ResponseItem, TurnContextItem
 from mini_codex.rollout.replay.lines import DECODE_ERRORS
 
 CHECKPOINT_KEY = "mini_codex_checkpoint"
 """The extra ``compacted`` payload field that marks a mini-codex checkpoint."""
-
-
-@dataclass(frozen=True, slots=True)
-class PreviousTurnSettings:
-    """Settings of the newest surviving user turn (from its ``turn_context``)."""
-
-    model: str | None
-    comp_hash: str | None
-    realtime_active: bool | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "comp_hash": self.comp_hash,
-            "realtime_active": self.realtime_active,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class WindowInfo:
-    """Context-window identity (spec §6.4). IDs are UUID v7 strings, or None."""
-
-    number: int
-    first_id: str | None = None
-    previous_id: str | None = None
-    current_id: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "first_id": self.first_id,
-            "previous_id": self.previous_id,
-            "current_id": self.current_id,
-        }
 
 
 @dataclass(frozen=True, slots=True)
