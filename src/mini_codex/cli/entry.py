@@ -16,6 +16,7 @@ from mini_codex.cli.signals import (
     exit_for,
     install,
     mark_owner,
+    pause_collection,
     received,
     settle_heap,
 )
@@ -56,6 +57,7 @@ def main() -> None:
     """Run the ``mini-codex`` application with the signal handling above."""
     global launching
     mark_owner()
+    pause_collection()  # back on at settle_heap(), once the command's imports are done
     install()
     launching = True  # read by cli/main.py: a command line naming no command is the UI's
     try:

@@ -25,6 +25,7 @@ from typer.core import TyperGroup, TyperOption
 from typer.main import get_command
 
 from mini_codex._version import __version__
+from mini_codex.cli.signals import settle_heap
 
 _VALUE_OPTIONS = frozenset(
     {
@@ -64,10 +65,12 @@ class _PromptOrCommand(TyperGroup):
             index = _first_positional(self.commands.get("exec"), rest)
             if index is not None and rest[index] in _EXEC_SUBCOMMANDS:
                 name = rest[index]
-                ctx.meta[_COMMAND_KEY] = f"exec {name}"
+                ctx.meta[_COMMAND_KEY] = f"exec {name}"  # settles in run_session, as exec
                 return f"exec {name}", _EXEC_SUBCOMMANDS[name], rest[:index] + rest[index + 1 :]
         resolved = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND_KEY] = resolved[0]
+        if resolved[0] not in _SETTLED_BY_COMMAND:
+            settle_heap()  # the collector is back on before any other command runs
         return resolved
 
     def invoke(self, ctx: Any) -> Any:
@@ -87,6 +90,10 @@ class _PromptOrCommand(TyperGroup):
             typer.echo(f"error: {where}: {exc.format_message()} (see {where} --help)", err=True)
             raise typer.Exit(exc.exit_code) from None
 
+
+_SETTLED_BY_COMMAND = frozenset({"exec", "resume"})
+"""Commands that call ``settle_heap`` themselves once their imports are done (``run_session``):
+the collector stays off until then (``signals.pause_collection``)."""
 
 _EXEC_SUBCOMMANDS: dict[str, Command] = {}
 """``exec``'s sub-commands (``resume``), registered with ``exec``."""
@@ -170,6 +177,7 @@ def main(
     """A Python coding-agent runtime built on the contracts of OpenAI Codex."""
     if ctx.invoked_subcommand is not None:
         return
+    settle_heap()  # the collector is back on before the UI starts
     from mini_codex.cli.interactive import UiOptions, run_interactive
     from mini_codex.cli.run import exit_with
 
