@@ -223,7 +223,6 @@ def run_session(
     local = open_local_model(oss or OssFlags(), model, resolved.config, notify=_notice)
     if local is not None:
         resolved = replace(resolved, config=local.config, model=ModelChoice(model=local.name))
-    settle_heap()  # the heavy imports are done (the provider's SDK too)
     try:
         trace = _open_trace(trace_requests)
     except MiniCodexError:
@@ -266,6 +265,9 @@ def run_session(
                 environments=cli_environments(env),
             ) as session:
                 opened.append(session)
+                # The imports are done and the session is open (a resumed one replayed): the
+                # collector is back on for the turn, its start-up objects frozen out of reach.
+                settle_heap()
                 if not interrupted:
                     await (
                         action(session)

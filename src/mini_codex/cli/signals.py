@@ -131,10 +131,15 @@ def settle_heap() -> None:
     the collector back on (:func:`pause_collection`), when this process is the ``mini-codex``
     command. Called once the heavy imports are done: their ~100k long-lived objects are then not
     walked again by each full collection (a resumed session's first turn paid ~0.07 s per
-    collection for them). Safe to call more than once."""
-    if _owner:
+    collection for them). Only the first call does so (later objects stay collectable)."""
+    global _settled
+    if _owner and not _settled:
+        _settled = True
         gc.freeze()
         gc.enable()
+
+
+_settled = False
 
 
 async def interrupt_on_signal(
