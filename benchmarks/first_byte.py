@@ -107,3 +107,24 @@ def import_budget(
         per_package[key] = per_package.get(key, 0.0) + int(self_us) / 1000
     ranked = sorted(per_package.items(), key=lambda item: -item[1])
     return sum(per_package.values()), ranked[:top]
+
+
+FLOOR_CODE = (
+    "import asyncio, tomllib, anyio, httpx2, msgspec, orjson, typer\n"
+    "from pydantic import BaseModel\n"
+    "class Probe(BaseModel):\n"
+    "    value: int\n"
+)
+"""The third-party part of ``exec``'s start-up, with nothing of ours: the interpreter, the event
+loop, the HTTP client, the CLI framework, the JSON codecs, and pydantic up to its first model
+class (whose first build imports the schema machinery)."""
+
+
+def dependency_floor_s(python: str, runs: int) -> list[float]:
+    """Seconds ``python -c FLOOR_CODE`` takes to run, per run (spawn to exit)."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([python, "-c", FLOOR_CODE], check=True)
+        times.append(time.perf_counter() - started)
+    return times

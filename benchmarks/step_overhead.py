@@ -51,7 +51,7 @@ from pathlib import Path
 import anyio
 
 from bytecode import ensure_bytecode
-from first_byte import import_budget
+from first_byte import dependency_floor_s, import_budget
 from mini_codex.config import Config
 from mini_codex.discovery.workspace import DEFAULT_RACY_MARGIN_NS
 from mini_codex.host import SessionOptions, open_options
@@ -213,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     history = long_history(args.history_steps, args.history_mb)
     first_byte_runs = first_request_byte_runs(args.first_byte_runs)
     first_byte_s = statistics.median(first_byte_runs)
+    floor_s = statistics.median(dependency_floor_s(sys.executable, args.first_byte_runs))
     with tempfile.TemporaryDirectory(prefix="mini-codex-imports-") as imports_tmp:
         launch = mini_exec_launch(Path(imports_tmp), [sys.executable, "-c", ENTRY])
         import_ms, top_imports = import_budget(launch, Path(imports_tmp))
@@ -234,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{', '.join(f'{run:.3f}' for run in first_byte_runs)} (budget 0.2 s)"
     )
     print(
+        f"  floor of the dependencies alone (python + asyncio, anyio, httpx2, typer, msgspec, "
+        f"orjson, pydantic to its first model; nothing of ours): median {floor_s:.3f} s"
+    )
+    print(
         f"  imports before that byte (-X importtime, self time): {import_ms:.0f} ms; top packages:"
     )
     for name, ms in top_imports:
@@ -246,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                 "first_request_byte_within_budget": first_byte_s <= 0.2,
                 "first_request_byte_runs_s": [round(run, 3) for run in first_byte_runs],
                 "imports_before_first_byte_ms": round(import_ms, 1),
+                "dependency_floor_s": round(floor_s, 3),
                 "imports_top_ms": {name: round(ms, 1) for name, ms in top_imports},
                 "load_average": round(os.getloadavg()[0], 2),
                 "bytecode": condition,
