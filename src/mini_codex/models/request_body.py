@@ -112,9 +112,7 @@ class ArrayChunks:
     pieces of the items after the last chunk (the ``run``) are kept too, and extended.
 
     ``pieces(encoded, stable)``: ``stable`` is how many leading items are the same as in the
-    previous call (``ItemCache.last_prefix``); chunks (and the run) reaching past it are dropped
-    and rebuilt.
-    """
+    previous call (``ItemCache.last_prefix``); chunks and run reaching past it are rebuilt."""
 
     CHUNK_BYTES = 1 << 20
 
@@ -250,9 +248,8 @@ class ItemCache(Generic[_Item, _Value]):
     are kept, so the cache holds no more than the history it mirrors.
 
     A ``PromptHistory`` of the lineage of the previous call (the same history, only appended
-    to since) is not compared item by item: the values of its new items are appended to the
-    previous ones, so a step of a long history costs nothing per old item.
-    """
+    to since) is not compared item by item: its new items' values are appended to the previous
+    ones, so a step of a long history costs nothing per old item."""
 
     def __init__(self, compute: Callable[[_Item], _Value]) -> None:
         self._compute = compute
