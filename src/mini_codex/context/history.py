@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from mini_codex.context.contextual import is_user_input_message
-from mini_codex.context.lazy import LazyHistory, PromptItems
+from mini_codex.context.lazy import LazyHistory, PromptHistory, PromptItems
 from mini_codex.context.normalize import (
     PairingIndex,
     normalize_history,
@@ -68,12 +68,15 @@ class ContextManager:
         self._baseline = world_state_baseline
         self._pairing: PairingIndex | None = None
         """Call/output keys of ``_items``, built on first use, kept up to date on appends."""
+        self._lineage = object()
+        """Replaced by every change to the items but an append (``PromptHistory``)."""
 
     def _typed(self) -> list[ResponseItem]:
         """All items as typed items (builds a lazy prefix once)."""
         if self._lazy is not None:
             self._items[:0] = self._lazy
             self._lazy = self._lazy_messages = None
+            self._lineage = object()
         return self._items
 
     def _index_lazy(self, lazy: LazyHistory) -> PairingIndex:
@@ -104,13 +107,15 @@ class ContextManager:
 
     def for_prompt(self) -> Sequence[ResponseItem]:
         """The history to send to the model: normalized, stored items left untouched (a
-        ``PromptItems`` while a resumed history is still lazy, else a new list)."""
+        ``PromptItems`` while a resumed history is still lazy; else a ``PromptHistory`` of the
+        stored items, or a new list when normalizing changed them)."""
         lazy = self._lazy
         if self._pairing is None:
             self._pairing = PairingIndex(self._items) if lazy is None else self._index_lazy(lazy)
         if self._pairing.balanced:
             # what normalize_history returns, without the walk
-            return list(self._items) if lazy is None else PromptItems(lazy, self._items)
+            stored = PromptHistory(self._items, self._lineage)
+            return stored if lazy is None else PromptItems(lazy, stored)
         return normalize_history(self._typed())
 
     # --- appending (keeps the baseline) -----------------------------------------------------
@@ -132,6 +137,7 @@ class ContextManager:
             self._lazy, self._items = items, []
         else:
             self._lazy, self._items = None, list(items)
+        self._lineage = object()
         self._lazy_messages = None
         self._baseline = None
         self._pairing = None
@@ -146,6 +152,7 @@ class ContextManager:
         items = self._typed()
         if not items:
             return None
+        self._lineage = object()
         removed = items.pop(0)
         key = paired_call_id(removed)
         if key is not None:

@@ -14,6 +14,10 @@ world-state diff, the messages. So the ``ContextManager`` keeps a resumed histor
 of the raw item, no model) and the providers encode the request from the same JSON. Reading an
 item through the ``Sequence`` interface still gives the typed item, equal to the one the eager
 path builds, so every other consumer is unchanged (only slower on first read).
+
+:class:`PromptHistory` is the prompt input of a history that is not lazy: a tuple carrying its
+``lineage``, so that a request encoder can tell in O(1) that the items it saw last time are still
+the first items of this one (issue 23: a step then costs nothing per item of a long history).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any, overload
 
 from mini_codex.protocol.items import ResponseItem
 
-__all__ = ["LazyHistory", "PromptItems"]
+__all__ = ["LazyHistory", "PromptHistory", "PromptItems"]
 
 
 class LazyHistory(Sequence[ResponseItem]):
@@ -65,7 +69,8 @@ class PromptItems(Sequence[ResponseItem]):
 
     def __init__(self, prefix: LazyHistory, tail: Sequence[ResponseItem]) -> None:
         self.prefix = prefix
-        self.tail: tuple[ResponseItem, ...] = tuple(tail)
+        # A tuple is kept as it is (a ``PromptHistory`` keeps its lineage).
+        self.tail: tuple[ResponseItem, ...] = tail if isinstance(tail, tuple) else tuple(tail)
 
     def __len__(self) -> int:
         return len(self.prefix) + len(self.tail)
@@ -103,3 +108,38 @@ class PromptItems(Sequence[ResponseItem]):
 
     def __repr__(self) -> str:
         return f"PromptItems({tuple(self)!r})"
+
+
+class PromptHistory(tuple[ResponseItem, ...]):
+    """History items as a prompt's input (a tuple, equal to any sequence, tuple or list, of the
+    same items, like ``PromptItems``), with the ``lineage`` of the history they were read from.
+
+    The contract, kept by ``ContextManager``: a history only appends items while it keeps its
+    lineage, and takes a new lineage object for every other change (replacing, trimming,
+    rolling back, building a lazy prefix). So of two ``PromptHistory`` with the same lineage,
+    the shorter one's items are the first items of the longer one, the very same objects; an
+    encoder that saw the shorter one needs to look only at the items after it.
+    """
+
+    lineage: object
+
+    def __new__(cls, items: Sequence[ResponseItem], lineage: object) -> PromptHistory:
+        self = super().__new__(cls, items)
+        self.lineage = lineage
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, tuple):
+            return tuple.__eq__(self, other)
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PromptHistory, (tuple(self), self.lineage))

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
-from mini_codex.context.lazy import LazyHistory, PromptItems
+from mini_codex.context.lazy import LazyHistory, PromptHistory, PromptItems
 
 RESPONSES_KEY_ORDER = (
     "model",
@@ -108,11 +108,11 @@ class EncodedArray:
 class ArrayChunks:
     """The pieces of the JSON array of a growing list of encoded items, with the items of a
     prefix joined into chunks of about ``CHUNK_BYTES`` that later requests reuse: a request
-    then touches only the items after the last chunk (the history only grows between steps).
+    then touches only the items it has not seen (the history only grows between steps). The
+    pieces of the items after the last chunk (the ``run``) are kept too, and extended.
 
     ``pieces(encoded, stable)``: ``stable`` is how many leading items are the same as in the
-    previous call (``ItemCache.last_prefix``); chunks reaching past it are dropped and rebuilt.
-    """
+    previous call (``ItemCache.last_prefix``); chunks and run reaching past it are rebuilt."""
 
     CHUNK_BYTES = 1 << 20
 
@@ -122,15 +122,20 @@ class ArrayChunks:
         """Items (present or not) inside ``_chunks``."""
         self._started = False
         """Whether the chunks hold an element (the next one needs a leading comma)."""
+        self._run: list[bytes] = []
+        """The pieces (elements and commas) of the items from ``_covered`` to ``_run_end``."""
+        self._run_end = 0
+        self._run_size = 0
 
     def pieces(self, encoded: Sequence[bytes | None], stable: int) -> list[bytes]:
         if stable < self._covered or len(encoded) < self._covered:
             self._chunks, self._covered, self._started = [], 0, False
-        pieces = [b"[", *self._chunks]
-        run: list[bytes] = []
-        size = 0
-        started = self._started
-        for index in range(self._covered, len(encoded)):
+            self._run, self._run_end, self._run_size = [], 0, 0
+        elif stable < self._run_end or len(encoded) < self._run_end:
+            self._run, self._run_end, self._run_size = [], self._covered, 0
+        run, size = self._run, self._run_size
+        started = self._started or bool(run)
+        for index in range(self._run_end, len(encoded)):
             part = encoded[index]
             if part is None:
                 continue
@@ -140,14 +145,11 @@ class ArrayChunks:
             started = True
             size += len(part) + 1
             if size >= self.CHUNK_BYTES:
-                chunk = b"".join(run)
-                self._chunks.append(chunk)
-                pieces.append(chunk)
+                self._chunks.append(b"".join(run))
                 self._covered, self._started = index + 1, True
                 run, size = [], 0
-        pieces.extend(run)
-        pieces.append(b"]")
-        return pieces
+        self._run, self._run_end, self._run_size = run, max(len(encoded), self._covered), size
+        return [b"[", *self._chunks, *run, b"]"]
 
 
 def object_pieces(fields: Mapping[str, Any], order: Sequence[str]) -> list[bytes]:
@@ -244,20 +246,35 @@ class ItemCache(Generic[_Item, _Value]):
     ``compute(item)`` gives the value of an item the cache has not seen. Items must be
     immutable (history items are frozen pydantic models). Only the entries of the latest call
     are kept, so the cache holds no more than the history it mirrors.
-    """
+
+    A ``PromptHistory`` of the lineage of the previous call (the same history, only appended
+    to since) is not compared item by item: its new items' values are appended to the previous
+    ones, so a step of a long history costs nothing per old item."""
 
     def __init__(self, compute: Callable[[_Item], _Value]) -> None:
         self._compute = compute
-        self._items: list[_Item] = []
+        self._items: Sequence[_Item] = ()
         self._values: list[_Value] = []
+        self._lineage: object = None
+        """The ``PromptHistory.lineage`` of ``_items`` (None: not known)."""
         self.computed_count = 0
         """How many values were computed (not taken from the cache) so far; for tests."""
         self.last_prefix = 0
         """How many leading items of the last call were the very items of the call before."""
 
     def values(self, items: Sequence[_Item]) -> list[_Value]:
-        """The value of every item of ``items``, in order."""
+        """The value of every item of ``items``, in order (the cache's own list: read it, do
+        not keep or change it)."""
+        lineage = items.lineage if isinstance(items, PromptHistory) else None
         previous, values = self._items, self._values
+        if lineage is not None and lineage is self._lineage and len(items) >= len(previous):
+            prefix = len(previous)
+            compute = self._compute
+            for item in items[prefix:]:
+                values.append(compute(item))
+            self.computed_count += len(items) - prefix
+            self.last_prefix, self._items = prefix, items
+            return values
         # The common prefix by identity, at C speed: history only grows between steps.
         same = list(map(operator.is_, previous, items))
         prefix = same.index(False) if False in same else len(same)
@@ -273,13 +290,15 @@ class ItemCache(Generic[_Item, _Value]):
                     result.append(self._compute(item))
                 else:
                     result.append(cached)
-        self._items = list(items)
+        self._items = items if isinstance(items, tuple) else list(items)
         self._values = result
+        self._lineage = lineage
         return result
 
     def clear(self) -> None:
-        self._items = []
+        self._items = ()
         self._values = []
+        self._lineage = None
 
 
 class ItemBytesCache(ItemCache[_Item, "bytes | None"]):

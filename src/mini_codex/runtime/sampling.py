@@ -76,7 +76,7 @@ def build_prompt(step: StepContext, history: Sequence[ResponseItem]) -> Prompt:
     return Prompt(
         model=turn.model,
         instructions=turn.base_instructions,
-        input=history if isinstance(history, PromptItems) else tuple(history),
+        input=history if isinstance(history, PromptItems | tuple) else tuple(history),
         tools=step.router.model_visible_specs(),
         parallel_tool_calls=True,
         reasoning_effort=turn.reasoning_effort,
