@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
-import typer
 
 from mini_codex.errors import MiniCodexError
 from mini_codex.tools.images import load_image
@@ -164,6 +163,8 @@ def run_interactive(
 def launch(options: UiOptions, prompt: str | None) -> None:
     """``mini-codex [PROMPT]``: the UI behind the CLI's error boundary (a library error is one
     ``error:`` line and exit code 2, as ``cli.run.exit_with``, without importing ``exec``)."""
+    import typer
+
     try:
         code = run_interactive(options, prompt=prompt)
     except MiniCodexError as exc:
