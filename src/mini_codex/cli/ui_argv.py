@@ -81,7 +81,11 @@ def plain_ui_line(argv: Sequence[str]) -> tuple[dict[str, object], str | None] |
 
 
 def run_plain_ui(argv: Sequence[str]) -> None:
-    """Run the UI when ``argv`` is a plain UI command line (and exit); otherwise return."""
+    """Run the UI when ``argv`` is a plain UI command line (and exit); otherwise return. When
+    the typer application is already imported (an embedder or a test set it up, or replaced it),
+    it runs the line: reading it here would save nothing."""
+    if "mini_codex.cli.main" in sys.modules:
+        return
     line = plain_ui_line(argv)
     if line is not None:
         _run(*line)
