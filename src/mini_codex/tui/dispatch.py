@@ -8,7 +8,7 @@ after its first frame, so the composer is on the screen before any of them is im
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 from textual.widgets import Static
@@ -32,12 +32,33 @@ from mini_codex.protocol.session_events import (
 from mini_codex.tui import cells
 
 if TYPE_CHECKING:
-    from mini_codex.tui.app import MiniCodexApp
+    from mini_codex.host import Session
+    from mini_codex.tui.transcript import Transcript
 
-__all__ = ["handle_event"]
+__all__ = ["EventTarget", "handle_event"]
 
 
-def handle_event(app: MiniCodexApp, event: SessionEvent) -> None:
+class EventTarget(Protocol):
+    """What the events change: the app (``MiniCodexApp``)."""
+
+    session: Session | None
+    token_info: dict[str, object] | None
+    turn_running: bool
+    queued: list[str]
+    chips_for: dict[str, list[str]]
+    last_session_id: str
+
+    @property
+    def transcript(self) -> Transcript: ...
+
+    def note(self, text: Text | str) -> None: ...
+
+    def refresh_status(self) -> None: ...
+
+    def refresh_queued(self) -> None: ...
+
+
+def handle_event(app: EventTarget, event: SessionEvent) -> None:
     match event:
         case AgentMessageDelta():
             app.transcript.stream_delta(event.delta)
@@ -83,7 +104,7 @@ def handle_event(app: MiniCodexApp, event: SessionEvent) -> None:
             pass
 
 
-def _user_message(app: MiniCodexApp, message: str) -> None:
+def _user_message(app: EventTarget, message: str) -> None:
     if message in app.queued:
         app.queued.remove(message)
         app.refresh_queued()
@@ -91,13 +112,13 @@ def _user_message(app: MiniCodexApp, message: str) -> None:
     app.transcript.add_cell(Static(cells.user_text_with_images(message, chips)))
 
 
-def _turn_ended(app: MiniCodexApp) -> None:
+def _turn_ended(app: EventTarget) -> None:
     app.transcript.finish_stream()
     app.turn_running = False
     app.refresh_status()
 
 
-def _step_started(app: MiniCodexApp) -> None:
+def _step_started(app: EventTarget) -> None:
     session = app.session
     baseline = session.history.world_state_baseline if session is not None else None
     workspace = baseline.to_json().get("workspace") if baseline is not None else None
