@@ -7,7 +7,7 @@ and the approval callback (``ApprovalScreen``). The session itself is opened by 
 Start-up: the composer is painted first. This module imports only Textual and the UI's light
 pieces; the protocol, the session runtime and the heavier widgets (Markdown, the overlays) are
 imported after the first frame, when the host opens the session and events arrive
-(``dispatch.py``). ``tests/tui/test_startup_imports.py`` guards it.
+(``dispatch.py``). ``tests/tui/test_ui_startup_imports.py`` guards it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,16 @@ if TYPE_CHECKING:
     from mini_codex.protocol.session_events import SessionEvent
 
 QUIT_WINDOW_S = 2.0
+
+
+def _warm_up() -> None:
+    """What the first answer and the first approval need and the first frame did not: imported
+    on a worker thread once a session is open, so that they do not wait for it."""
+    import textual.widgets
+
+    from mini_codex.tui import dispatch, screens
+
+    _ = (textual.widgets.Markdown, dispatch, screens)
 
 
 class MiniCodexApp(App[None]):
@@ -98,6 +108,7 @@ class MiniCodexApp(App[None]):
         self.last_session_id = ""
         self._pending_events: list[SessionEvent] = []
         self._drain_scheduled = False
+        self._warmed = False
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -124,6 +135,9 @@ class MiniCodexApp(App[None]):
         self.call_later(self._attach_session, session)
 
     def _attach_session(self, session: Session | None) -> None:
+        if session is not None and not self._warmed:
+            self._warmed = True
+            self.run_worker(_warm_up, thread=True, group="warm-up")
         self.session = session
         self.turn_running = False
         self.refresh_status()
