@@ -1,5 +1,6 @@
 """``ui_argv``: the plain UI command line, read without typer, means what typer reads in it; any
-other command line is left to typer. The UI's home is the host's."""
+other command line is left to typer. The UI's home is the host's, and the ``--sandbox`` and
+``--ask-for-approval`` spellings it lets through unchecked are ones the host accepts."""
 
 from __future__ import annotations
 
@@ -108,3 +109,15 @@ def test_the_ui_home_is_the_hosts(monkeypatch: pytest.MonkeyPatch, value: str | 
         monkeypatch.setenv("MINI_CODEX_HOME", value)
     host = HostEnvironment.from_variables(os.environ, Path.cwd(), Path.home())
     assert ui_home() == host.home
+
+
+@pytest.mark.parametrize("sandbox", interactive.SANDBOXES)
+@pytest.mark.parametrize("approval", interactive.APPROVALS)
+def test_the_spellings_the_ui_lets_through_unchecked_are_the_hosts(
+    sandbox: str | None, approval: str | None
+) -> None:
+    from mini_codex.config import Config
+    from mini_codex.host import approval_choice, sandbox_policy
+
+    sandbox_policy(sandbox, Config())
+    assert approval_choice(approval) == approval

@@ -5,7 +5,7 @@ This module turns argv, the environment and config into a ``SessionOpener`` (the
 
 Start-up (issue 30): the composer is on the screen before anything of the session is imported.
 Before the UI starts, only what is cheap to refuse is checked (``--cd``, the ``-i`` images, the
-terminal, and ``--sandbox`` / ``--ask-for-approval`` when given); the config, the host and the
+terminal, the spelling of ``--sandbox`` and ``--ask-for-approval``); the config, the host and the
 runtime are loaded by the opener, on a worker thread, when the first session opens, which the
 UI does after its first frame. A prompt sent before then is sent when the session opens (the app
 queues it); a failure to open (a bad ``config.toml``, an unknown model) is shown in the
@@ -55,10 +55,16 @@ def ui_home() -> Path:
     return Path(value).expanduser() if value else Path.home() / ".mini-codex"
 
 
+SANDBOXES = (None, "read-only", "workspace-write", "danger-full-access")
+APPROVALS = (None, "untrusted", "on-failure", "on-request", "never")
+"""The spellings let through without importing the host (it accepts them all: tested)."""
+
+
 def _refuse_bad_choices(options: UiOptions) -> None:
-    """An unknown ``--sandbox`` or ``--ask-for-approval`` is refused before the UI starts (the
-    host's own checks, imported only when one of them is given)."""
-    if options.sandbox is None and options.approval is None:
+    """An unknown ``--sandbox`` or ``--ask-for-approval`` is refused before the UI starts, by
+    the host's own checks; the usual spellings skip them (the host and the config take a third
+    of a second to import, which the UI does after its first frame)."""
+    if options.sandbox in SANDBOXES and options.approval in APPROVALS:
         return
     from mini_codex.config import Config
     from mini_codex.host import approval_choice, sandbox_policy
