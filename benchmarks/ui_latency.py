@@ -5,7 +5,10 @@
    measured RUNS times (median reported). Goal: ≤ 0.35 s (issue 30; it was 1.5 s in issue 15).
    The package and site-packages are compiled first (``bytecode.py``), as an installed CLI has
    its ``.pyc`` files; the load average is printed with the figures. Also reported: the time
-   until the session is open (the status line shows it; a prompt sent before is sent then).
+   until the session is open (the status line shows it; a prompt sent before is sent then): the
+   UI paints its composer first and imports the session runtime after its first frame.
+   ``--baseline PATH`` launches another ``mini-codex`` script (say, one of a checkout of ``main``)
+   the same way, alternately with this one, so that a busy machine slows both alike.
 2. **Streaming render throughput.** A headless app (80×24) receives ``agent_message_delta`` events
    at RATE deltas/s (one token of ~4 characters each) for SECONDS seconds, paced by the clock, in
    the same event loop as the UI (so a UI that cannot keep up slows the producer down). Reported:
@@ -18,7 +21,8 @@
 
 Prints a table and, as the final line, one JSON object with the numbers and the goals.
 
-Run: ``uv run python benchmarks/ui_latency.py [--runs N] [--rate R] [--seconds S]``.
+Run: ``uv run python benchmarks/ui_latency.py [--runs N] [--rate R] [--seconds S]
+[--baseline PATH]``.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ SESSION_TEXT = "approvals "
 """The status line names the approval policy once the session is open."""
 
 
-def launch_once(tmp: Path, index: int) -> tuple[float, float]:
+def launch_once(tmp: Path, index: int, executable: Path = MINI_CODEX) -> tuple[float, float]:
     socket = f"mini-codex-bench-{os.getpid()}-{index}"
     work, home = tmp / f"work{index}", tmp / f"home{index}"
     work.mkdir()
@@ -68,7 +72,7 @@ def launch_once(tmp: Path, index: int) -> tuple[float, float]:
     script.write_text('{"output": [{"type": "message", "content": "hi"}]}\n')
     command = (
         f"cd {work} && env MINI_CODEX_HOME={home} TERM=xterm-256color "
-        f"{MINI_CODEX} -m scripted:{script}; sleep 5"
+        f"{executable} -m scripted:{script}; sleep 5"
     )
     tmux = ["tmux", "-L", socket]
     start = time.perf_counter()
@@ -185,11 +189,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--rate", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--baseline", type=Path, default=None, help="another mini-codex script")
     args = parser.parse_args()
     condition = ensure_bytecode()
     tmp = Path(tempfile.mkdtemp(prefix="mini-codex-ui-bench-"))
     try:
-        both = [launch_once(tmp, i) for i in range(args.runs)]
+        both, baseline = [], []
+        for i in range(args.runs):
+            both.append(launch_once(tmp, i))
+            if args.baseline is not None:
+                baseline.append(launch_once(tmp, args.runs + i, args.baseline))
         launches = [ready for ready, _ in both]
         sessions = [opened for _, opened in both]
         streamed = anyio.run(stream_once, tmp, args.rate, args.seconds)
@@ -200,6 +209,12 @@ def main() -> None:
     print(f"{condition}; load average {os.getloadavg()[0]:.1f}")
     print(f"launch → ready composer: median {launch:.3f} s over {args.runs} runs {launches}")
     print(f"launch → session open (status line): median {statistics.median(sessions):.3f} s")
+    if baseline:
+        print(
+            f"baseline {args.baseline}: ready composer median "
+            f"{statistics.median(r for r, _ in baseline):.3f} s, session open median "
+            f"{statistics.median(o for _, o in baseline):.3f} s"
+        )
     print(
         f"streaming: {streamed['deltas']} deltas at {args.rate}/s requested, "
         f"{streamed['achieved_rate']:.0f}/s achieved, lag at the end {streamed['lag_ms']:.1f} ms"
@@ -226,6 +241,11 @@ def main() -> None:
         "load_average": round(os.getloadavg()[0], 2),
         "bytecode": condition,
     }
+    if baseline:
+        result["baseline_launch_to_ready_s"] = round(statistics.median(r for r, _ in baseline), 3)
+        result["baseline_launch_to_session_open_s"] = round(
+            statistics.median(o for _, o in baseline), 3
+        )
     print(json.dumps(result))
 
 

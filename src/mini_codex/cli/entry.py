@@ -1,15 +1,18 @@
 """The ``mini-codex`` console entry point: signal handling first, then the application.
 
-The handlers (``signals.py``) are installed before anything heavy is imported; then the typer
-application (``main.py``) runs. A signal that surfaces as an exception (wrapped in a task group,
-turned into exit code 130 by typer, or behind a ``RuntimeError``) ends the process with the one
-line and exit code 128 + signal. Nothing else belongs here.
+The handlers (``signals.py``) are installed before anything heavy is imported; then the
+interactive UI runs if the command line is a plain UI one (``ui_argv.py``: typer and pydantic
+would delay the composer by a tenth of a second), else the typer application (``main.py``). A
+signal that surfaces as an exception (wrapped in a task group, turned into exit code 130 by
+typer, or behind a ``RuntimeError``) ends the process with the one line and exit code 128 +
+signal. Nothing else belongs here.
 """
 
 from __future__ import annotations
 
 import gc
 import signal
+import sys
 
 from mini_codex.cli.signals import (
     SignalExit,
@@ -61,6 +64,9 @@ def main() -> None:
     install()
     launching = True  # read by cli/main.py: a command line naming no command is the UI's
     try:
+        from mini_codex.cli.ui_argv import run_plain_ui
+
+        run_plain_ui(sys.argv)  # the UI's plain command line, without typer; exits when it ran
         from mini_codex.cli.main import app
 
         app()

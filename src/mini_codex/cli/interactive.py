@@ -2,11 +2,20 @@
 
 This module turns argv, the environment and config into a ``SessionOpener`` (the same options as
 ``exec``) and hands it to ``mini_codex.tui``, which is loaded only here (Textual is slow to import).
+
+Start-up (issue 30): the composer is on the screen before anything of the session is imported.
+Before the UI starts, only what is cheap to refuse is checked (``--cd``, the ``-i`` images, the
+terminal, the spelling of ``--sandbox`` and ``--ask-for-approval``); the config, the host and the
+runtime are loaded by the opener, on a worker thread, when the first session opens, which the
+UI does after its first frame. A prompt sent before then is sent when the session opens (the app
+queues it); a failure to open (a bad ``config.toml``, an unknown model) is shown in the
+transcript, and the config's unknown-key warning as a warning note.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -16,22 +25,16 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mini_codex.cli.env import cli_environments, host_environment, load_effective_config
+from mini_codex.cli.signals import settle_heap
 from mini_codex.errors import MiniCodexError
-from mini_codex.host import (
-    SessionSpec,
-    approval_choice,
-    read_recorded,
-    resolve_session,
-    sandbox_policy,
-)
-from mini_codex.protocol.session_events import SessionEvent
-from mini_codex.runtime.approvals import ApprovalCallback
 from mini_codex.tools.images import load_image
 
 if TYPE_CHECKING:
-    from mini_codex.host import Session
+    from mini_codex.config import Config
+    from mini_codex.host import HostEnvironment, Session
     from mini_codex.mcp.elicitation import ElicitationHandler
+    from mini_codex.protocol.session_events import SessionEvent
+    from mini_codex.runtime.approvals import ApprovalCallback
 
 
 @dataclass(frozen=True)
@@ -45,15 +48,50 @@ class UiOptions:
     """``-i FILE``: attached to the opening prompt (or to the first message sent)."""
 
 
-def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
-    """A ``SessionOpener``: every call opens a fresh session (new, or resumed from a rollout)."""
-    env = replace(host_environment(), home=home)
-    config = load_effective_config(env.home, options.overrides)
-    base = SessionSpec(
-        cwd=options.cd, model=options.model, sandbox=options.sandbox, approval=options.approval
-    )
-    sandbox_policy(options.sandbox, config)  # refused before the UI starts
+def ui_home() -> Path:
+    """``$MINI_CODEX_HOME``, default ``~/.mini-codex``: what ``HostEnvironment.from_variables``
+    makes of the environment (``cli/env.py`` would import the host and the config, which the UI
+    loads after its first frame)."""
+    value = os.environ.get("MINI_CODEX_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".mini-codex"
+
+
+SANDBOXES = (None, "read-only", "workspace-write", "danger-full-access")
+APPROVALS = (None, "untrusted", "on-failure", "on-request", "never")
+"""The spellings let through without importing the host (it accepts them all: tested)."""
+
+
+def _refuse_bad_choices(options: UiOptions) -> None:
+    """An unknown ``--sandbox`` or ``--ask-for-approval`` is refused before the UI starts, by
+    the host's own checks; the usual spellings skip them (the host and the config take a third
+    of a second to import, which the UI does after its first frame)."""
+    if options.sandbox in SANDBOXES and options.approval in APPROVALS:
+        return
+    from mini_codex.config import Config
+    from mini_codex.host import approval_choice, sandbox_policy
+
+    sandbox_policy(options.sandbox, Config())  # only the spelling: the config is read later
     approval_choice(options.approval)
+
+
+def _load_settings(options: UiOptions, home: Path) -> tuple[HostEnvironment, Config, list[str]]:
+    """The host, the environment and the config (with its warnings): the first session's work,
+    on a worker thread (the runtime takes a second to import: off the UI's loop)."""
+    importlib.import_module("mini_codex.host.open")
+    from mini_codex.cli.env import host_environment
+    from mini_codex.host import load_host_config
+
+    env = replace(host_environment(), home=home)
+    warnings: list[str] = []
+    config = load_host_config(env.home, options.overrides, warn=warnings.append)
+    return env, config, warnings
+
+
+def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
+    """A ``SessionOpener``: every call opens a fresh session (new, or resumed from a rollout).
+    The config is read when the first session opens, once."""
+    _refuse_bad_choices(options)
+    loaded: list[tuple[HostEnvironment, Config]] = []
 
     @asynccontextmanager
     async def opener(
@@ -63,10 +101,26 @@ def make_opener(options: UiOptions, home: Path) -> Callable[..., object]:
         *,
         elicitation_callback: ElicitationHandler | None = None,
     ) -> AsyncIterator[Session]:
-        # The runtime (MCP SDK, model clients) takes a second to import: off the UI's loop.
-        await anyio.to_thread.run_sync(importlib.import_module, "mini_codex.host.open")
-        from mini_codex.host import open_session
+        if not loaded:
+            env, config, warnings = await anyio.to_thread.run_sync(_load_settings, options, home)
+            loaded.append((env, config))
+            if warnings:
+                from mini_codex.protocol.session_events import WarningEvent
 
+                for warning in warnings:
+                    on_event(WarningEvent(message=warning))
+        env, config = loaded[0]
+        from mini_codex.cli.env import cli_environments
+        from mini_codex.host import (
+            SessionSpec,
+            open_session,
+            read_recorded,
+            resolve_session,
+        )
+
+        base = SessionSpec(
+            cwd=options.cd, model=options.model, sandbox=options.sandbox, approval=options.approval
+        )
         recorded = read_recorded(resume, strict=False) if resume is not None else None
         resolved = resolve_session(replace(base, resume=recorded), config, env)
         async with open_session(
@@ -86,11 +140,11 @@ def run_interactive(
     options: UiOptions, *, prompt: str | None = None, resume: Path | str | None = None
 ) -> int:
     """Run the UI on this terminal; ``resume`` is a rollout, None (new) or ``"pick"``."""
-    env = host_environment()
+    home = ui_home()
     if options.cd is not None and not options.cd.is_dir():
         raise MiniCodexError(f"--cd {options.cd}: not a directory")
     images = tuple(load_image(path) for path in options.images)  # refused before the UI starts
-    opener = make_opener(options, env.home)
+    opener = make_opener(options, home)
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         raise MiniCodexError(
             "the interactive UI needs a terminal; use `mini-codex exec PROMPT` in scripts"
@@ -100,10 +154,11 @@ def run_interactive(
     app = build_app(
         opener,  # type: ignore[arg-type]
         target=resume,
-        home=env.home,
+        home=home,
         initial_prompt=prompt,
         images=images,
     )
+    settle_heap()  # textual is imported: the collector is on while the UI runs
     code = anyio.run(run_ui, app)
     session_id = app.last_session_id
     if session_id:
@@ -111,3 +166,16 @@ def run_interactive(
             f"session {session_id} saved; continue with: mini-codex resume {session_id}\n"
         )
     return code
+
+
+def launch(options: UiOptions, prompt: str | None) -> None:
+    """``mini-codex [PROMPT]``: the UI behind the CLI's error boundary (a library error is one
+    ``error:`` line and exit code 2, as ``cli.run.exit_with``, without importing ``exec``)."""
+    import typer
+
+    try:
+        code = run_interactive(options, prompt=prompt)
+    except MiniCodexError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    raise typer.Exit(code)

@@ -177,13 +177,11 @@ def main(
     """A Python coding-agent runtime built on the contracts of OpenAI Codex."""
     if ctx.invoked_subcommand is not None:
         return
-    settle_heap()  # the collector is back on before the UI starts
-    from mini_codex.cli.interactive import UiOptions, run_interactive
-    from mini_codex.cli.run import exit_with
+    from mini_codex.cli.interactive import UiOptions, launch  # not cli.run: exec's imports
 
     options = UiOptions(model, cd, sandbox, ask_for_approval, config or [], tuple(image or ()))
     prompt: Any = ctx.meta.get(PROMPT_KEY)
-    exit_with(lambda: run_interactive(options, prompt=prompt))
+    launch(options, prompt)
 
 
 def _first_word(argv: Sequence[str]) -> str | None:

@@ -49,7 +49,6 @@ from mini_codex.cli.run import (
     latest_rollout,
     run_session,
 )
-from mini_codex.cli.signals import settle_heap
 from mini_codex.errors import MiniCodexError
 
 if TYPE_CHECKING:  # the runtime loads only when a session runs
@@ -183,7 +182,6 @@ def _resume(args: SessionArgs) -> int:
     no_prompt = given is None
     if no_prompt and stdin_is_terminal():
         # No prompt on a terminal: continue in the interactive UI (no session: a picker).
-        settle_heap()  # the collector is back on before the UI starts (as cli/main.py's)
         from mini_codex.cli.interactive import UiOptions, run_interactive
 
         options = UiOptions(

@@ -121,7 +121,8 @@ def pause_collection() -> None:
     machinery) and frees almost nothing: the ~150 young collections it triggered found nothing
     to collect and cost 5-10 % of the time to the first request (issue 30). :func:`settle_heap`
     turns the collector back on; every command reaches it (``cli/main.py`` settles before any
-    command other than ``exec``/``resume``, which settle once their imports are done)."""
+    command other than ``exec``/``resume``, which settle once their session is open; the UI
+    settles once textual is imported, ``cli/interactive.run_interactive``)."""
     if _owner:
         gc.disable()
 

@@ -3,6 +3,11 @@
 Every session event is turned into a cell of the transcript (``cells.py`` decides how it looks);
 input goes out through ``Session.submit`` (a new turn, or steering while one runs), ``interrupt``
 and the approval callback (``ApprovalScreen``). The session itself is opened by ``SessionHost``.
+
+Start-up: the composer is painted first. This module imports only Textual and the UI's light
+pieces; the protocol, the session runtime and the heavier widgets (Markdown, the overlays) are
+imported after the first frame, when the host opens the session and events arrive
+(``dispatch.py``). ``tests/tui/test_ui_startup_imports.py`` guards it.
 """
 
 from __future__ import annotations
@@ -18,27 +23,6 @@ from textual.binding import Binding, BindingType
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from mini_codex.protocol import TokenCount, TurnAborted, UserMessageEvent
-from mini_codex.protocol.approvals import (
-    ApplyPatchApprovalRequest,
-    ApprovalAnswer,
-    ApprovalRequest,
-    SafetyDecision,
-)
-from mini_codex.protocol.events import TaskComplete, TaskStarted
-from mini_codex.protocol.session_events import (
-    AgentMessageDelta,
-    ErrorEvent,
-    ExecCommandOutputDelta,
-    ItemCompleted,
-    SessionConfigured,
-    SessionEvent,
-    StepStarted,
-    StreamErrorEvent,
-    ToolCallBegin,
-    ToolCallEnd,
-    WarningEvent,
-)
 from mini_codex.tools.images import ImageFile
 from mini_codex.tui import cells, mcp_prompts, slash
 from mini_codex.tui.attachments import AttachmentBar, image_chip, user_input
@@ -46,15 +30,25 @@ from mini_codex.tui.composer import Completion, Composer
 from mini_codex.tui.fuzzy import best_matches
 from mini_codex.tui.history import PromptHistory
 from mini_codex.tui.host import PICK, SessionHost
-from mini_codex.tui.screens import ApprovalScreen, ResumePicker
-from mini_codex.tui.sessions import recent_sessions
 from mini_codex.tui.transcript import Transcript
 
 if TYPE_CHECKING:
     from mini_codex.host import Session
     from mini_codex.mcp.elicitation import ElicitationAnswer, ElicitationRequest
+    from mini_codex.protocol.approvals import ApprovalAnswer, ApprovalRequest
+    from mini_codex.protocol.session_events import SessionEvent
 
 QUIT_WINDOW_S = 2.0
+
+
+def _warm_up() -> None:
+    """What the first answer and the first approval need and the first frame did not: imported
+    on a worker thread once a session is open, so that they do not wait for it."""
+    import textual.widgets
+
+    from mini_codex.tui import dispatch, screens
+
+    _ = (textual.widgets.Markdown, dispatch, screens)
 
 
 class MiniCodexApp(App[None]):
@@ -105,7 +99,7 @@ class MiniCodexApp(App[None]):
         """Sent before the session was open (with their images); sent when it opens."""
         self._initial_images = list(images) if initial_prompt else []
         self._first_attachments = [] if initial_prompt else list(images)
-        self._chips_for: dict[str, list[str]] = {}
+        self.chips_for: dict[str, list[str]] = {}
         """Image chips of sent messages, shown when the message enters the transcript."""
         self._files = files
         self._completion: Completion | None = None
@@ -114,6 +108,7 @@ class MiniCodexApp(App[None]):
         self.last_session_id = ""
         self._pending_events: list[SessionEvent] = []
         self._drain_scheduled = False
+        self._warmed = False
 
     def compose(self) -> ComposeResult:
         yield Transcript(id="transcript")
@@ -140,6 +135,9 @@ class MiniCodexApp(App[None]):
         self.call_later(self._attach_session, session)
 
     def _attach_session(self, session: Session | None) -> None:
+        if session is not None and not self._warmed:
+            self._warmed = True
+            self.run_worker(_warm_up, thread=True, group="warm-up")
         self.session = session
         self.turn_running = False
         self.refresh_status()
@@ -150,10 +148,13 @@ class MiniCodexApp(App[None]):
         while session is not None and self.pending_prompts:
             text, images = self.pending_prompts.pop(0)
             self.queued.remove(text)
-            self._refresh_queued()
+            self.refresh_queued()
             self._submit(text, images)
 
     async def approval_callback(self, request: ApprovalRequest) -> ApprovalAnswer:
+        from mini_codex.protocol.approvals import ApplyPatchApprovalRequest, ApprovalAnswer
+        from mini_codex.tui.screens import ApprovalScreen
+
         patch = (
             self.transcript.patches.get(request.call_id)
             if isinstance(request, ApplyPatchApprovalRequest)
@@ -177,6 +178,9 @@ class MiniCodexApp(App[None]):
         return await ask_in_overlay(self, request)
 
     async def pick_session(self) -> Path | bool | None:
+        from mini_codex.tui.screens import ResumePicker
+        from mini_codex.tui.sessions import recent_sessions
+
         sessions = recent_sessions(self.home) if self.home is not None else []
         picked: list[Path | None] = []
         chosen = anyio.Event()
@@ -217,69 +221,9 @@ class MiniCodexApp(App[None]):
             self.handle_event(event)
 
     def handle_event(self, event: SessionEvent) -> None:
-        match event:
-            case AgentMessageDelta():
-                self.transcript.stream_delta(event.delta)
-            case ItemCompleted():
-                self.transcript.item_completed(event.item)
-            case UserMessageEvent():
-                self._user_message(event.message)
-            case ToolCallBegin():
-                self.transcript.tool_begin(event)
-            case ExecCommandOutputDelta():
-                self.transcript.tool_output(event)
-            case ToolCallEnd():
-                self.transcript.tool_end(event)
-            case StepStarted():
-                self._step_started()
-            case TokenCount():
-                self.token_info = event.info
-                self.refresh_status()
-            case TaskStarted():
-                self.turn_running = True
-                self.refresh_status()
-            case TaskComplete():
-                self._turn_ended()
-            case TurnAborted():
-                self.transcript.finish_stream()
-                self.note(Text("■ turn interrupted", style="bold red"))
-                self._turn_ended()
-            case ErrorEvent():
-                self.transcript.finish_stream()
-                self.transcript.error(event.message, cells.next_step_for(event.message))
-            case StreamErrorEvent() | WarningEvent():
-                self.note(Text(event.message, style="yellow"))
-            case SafetyDecision(decision="reject" | "sandbox_denied" | "denied" | "abort"):
-                what = " ".join(event.command) if event.command else event.tool
-                self.note(Text(f"{event.decision}: {what}", style="yellow"))
-            case SessionConfigured():
-                verb = "resumed session" if event.resumed else "new session"
-                short = event.session_id[:8]
-                self.note(Text(f"{verb} {short}… · {event.cwd}", style="dim"))
-                self.transcript.workspace(None)
-                self.last_session_id = event.session_id
-            case _:
-                pass
+        from mini_codex.tui.dispatch import handle_event
 
-    def _user_message(self, message: str) -> None:
-        if message in self.queued:
-            self.queued.remove(message)
-            self._refresh_queued()
-        chips = self._chips_for.pop(message, [])
-        self.transcript.add_cell(Static(cells.user_text_with_images(message, chips)))
-
-    def _turn_ended(self) -> None:
-        self.transcript.finish_stream()
-        self.turn_running = False
-        self.refresh_status()
-
-    def _step_started(self) -> None:
-        session = self.session
-        baseline = session.history.world_state_baseline if session is not None else None
-        workspace = baseline.to_json().get("workspace") if baseline is not None else None
-        files = workspace.get("files") if isinstance(workspace, dict) else None
-        if isinstance(files, dict):
-            self.transcript.workspace(set(files))
+        handle_event(self, event)
 
     def refresh_status(self) -> None:
         session = self.session
@@ -296,7 +240,7 @@ class MiniCodexApp(App[None]):
         if self._ui_ready:
             self.query_one("#status", Static).update(text)
 
-    def _refresh_queued(self) -> None:
+    def refresh_queued(self) -> None:
         widget = self.query_one("#queued", Static)
         widget.display = bool(self.queued)
         widget.update(Text("\n").join(cells.queued_text(text) for text in self.queued))
@@ -312,13 +256,13 @@ class MiniCodexApp(App[None]):
         if session is None:  # still starting: sent as soon as the session is open
             self.pending_prompts.append((text, images))
             self.queued.append(text)
-            self._refresh_queued()
+            self.refresh_queued()
             return
         if images:
-            self._chips_for[text] = [image_chip(image) for image in images]
+            self.chips_for[text] = [image_chip(image) for image in images]
         if session.turn_active:
             self.queued.append(text)
-            self._refresh_queued()
+            self.refresh_queued()
         else:
             self.turn_running = True
             self.refresh_status()

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.widgets import Static
 
-from mini_codex.protocol import InputImage, InputText, Message, ResponseItem
 from mini_codex.tools.images import ImageError, ImageFile, load_image
 from mini_codex.tui import cells
+
+if TYPE_CHECKING:  # the protocol (pydantic) loads after the UI's first frame
+    from mini_codex.protocol import ResponseItem
 
 __all__ = ["AttachmentBar", "image_chip", "pending_text", "user_input"]
 
@@ -34,6 +36,8 @@ def user_input(text: str, images: Sequence[ImageFile]) -> str | list[ResponseIte
     """The text alone, or one user message with the images after it."""
     if not images:
         return text
+    from mini_codex.protocol import InputImage, InputText, Message
+
     parts: list[InputText | InputImage] = [InputText(text=text)]
     parts += [InputImage(image_url=image.data_url) for image in images]
     return [Message(role="user", content=parts)]

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Protocol
 import anyio
 
 from mini_codex.errors import MiniCodexError
-from mini_codex.protocol.session_events import SessionEvent
-from mini_codex.runtime.approvals import ApprovalCallback
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the protocol and the runtime load after the UI's first frame
     from mini_codex.host import Session
     from mini_codex.mcp.elicitation import (
         ElicitationAnswer,
         ElicitationHandler,
         ElicitationRequest,
     )
+    from mini_codex.protocol.session_events import SessionEvent
+    from mini_codex.runtime.approvals import ApprovalCallback
 
 PICK = "pick"
 """A target that asks the person to pick a recorded session first."""

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mini_codex.tools.images import ImageFile
 from mini_codex.tui.app import MiniCodexApp
 from mini_codex.tui.history import PromptHistory
 from mini_codex.tui.host import SessionHost, SessionOpener, Target
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
+
+    from mini_codex.tools.images import ImageFile
 
 
 def build_app(

@@ -6,6 +6,7 @@ import shlex
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,8 +22,10 @@ from mini_codex.protocol.approvals import (
     ApprovalRequest,
     ExecApprovalRequest,
 )
-from mini_codex.rollout.index import SessionInfo
 from mini_codex.tui.cells import patch_text
+
+if TYPE_CHECKING:  # the session index (sqlite3): only the picker's caller needs it
+    from mini_codex.rollout.index import SessionInfo
 
 APPROVAL_KEYS = "[y] approve once  [a] approve for session  [n] deny  [esc] deny and stop"
 

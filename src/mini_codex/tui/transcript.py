@@ -9,15 +9,29 @@ updated in place: a running command's cell shows the last lines of its output as
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.widget import AwaitMount
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widget import AwaitMount, Widget
+from textual.widgets import Collapsible, Static
 
-from mini_codex.protocol.session_events import ExecCommandOutputDelta, ToolCallBegin, ToolCallEnd
 from mini_codex.tui import agent_cells, cells
+
+if TYPE_CHECKING:  # Markdown (markdown-it, pygments) and the protocol: after the first frame
+    from textual.widgets import Markdown
+
+    from mini_codex.protocol.session_events import (
+        ExecCommandOutputDelta,
+        ToolCallBegin,
+        ToolCallEnd,
+    )
+
+
+def _markdown(text: str = "") -> Markdown:
+    from textual.widgets import Markdown
+
+    return Markdown(text)
 
 
 class ReasoningCell(Collapsible):
@@ -26,9 +40,6 @@ class ReasoningCell(Collapsible):
     def __init__(self, summary: str) -> None:
         super().__init__(Static(Text(summary, style="dim italic")), title="reasoning")
         self.summary = summary
-
-
-Cell = Static | Markdown | Collapsible
 
 
 class Transcript(VerticalScroll):
@@ -51,7 +62,7 @@ class Transcript(VerticalScroll):
         self.last_render = 0.0
         """``time.perf_counter()`` when streamed text last reached the widget (benchmarks)."""
 
-    def add_cell(self, widget: Cell) -> AwaitMount:
+    def add_cell(self, widget: Widget) -> AwaitMount:
         mounting = self.mount(widget)
         self.follow()
         return mounting
@@ -70,7 +81,7 @@ class Transcript(VerticalScroll):
 
     def stream_delta(self, delta: str) -> None:
         if self.stream is None:
-            self.stream = Markdown()
+            self.stream = _markdown()
             self._stream_text = []
             self._stream_mounting = self.add_cell(self.stream)
         self._stream_buffer.append(delta)
@@ -109,7 +120,7 @@ class Transcript(VerticalScroll):
                 part.get("text", "") for part in item.get("content", []) if isinstance(part, dict)
             )
             if self.stream is None:
-                self.add_cell(Markdown(text))
+                self.add_cell(_markdown(text))
             else:
                 self.stream.update(text)
                 self._stream_buffer.clear()
@@ -201,6 +212,8 @@ class Transcript(VerticalScroll):
 
     def lines(self) -> list[str]:
         """The transcript as plain text, one entry a cell (tests and debugging)."""
+        from textual.widgets import Markdown
+
         lines: list[str] = []
         for widget in self.children:
             if isinstance(widget, Markdown):
