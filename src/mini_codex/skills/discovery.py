@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from mini_codex.discovery.safe_read import UnsafeFileError, file_kind, read_workspace_file
 from mini_codex.skills.frontmatter import (
     SkillParseError,
@@ -64,8 +66,7 @@ MAX_METADATA_BYTES = 64 << 10
 DEFAULT_ADMIN_ROOT = "/etc/mini-codex/skills"
 
 
-@dataclass(frozen=True, slots=True)
-class SkillRootsConfig:
+class SkillRootsConfig(msgspec.Struct, frozen=True):
     """Where skills may live besides the workspace (``cli/`` and the SDK fill it in)."""
 
     home: Path
@@ -127,8 +128,7 @@ def _stat_key(st: os.stat_result) -> _StatKey:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@dataclass(slots=True)
-class _Parsed:
+class _Parsed(msgspec.Struct):
     key: _StatKey
     name: str = ""
     description: str = ""

@@ -19,6 +19,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+import msgspec
+
 from mini_codex.environments.client import ExecServerClient, ExecutorRequestError
 from mini_codex.protocol.exec_server_codec import file_uri
 from mini_codex.skills.frontmatter import SkillParseError, parse_skill_text
@@ -36,8 +38,7 @@ MAX_DIRS = 2000
 MAX_SKILL_BYTES = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class ExecutorSkill:
+class ExecutorSkill(msgspec.Struct, frozen=True):
     environment: str
     root: str
     name: str

@@ -14,6 +14,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from mini_codex.skills.catalog import CatalogBudget, RenderedCatalog, render_catalog
 from mini_codex.skills.discovery import SkillDiscovery, SkillRootsConfig, skill_roots
 from mini_codex.skills.model import SkillLoadOutcome, SkillSpec
@@ -23,8 +25,7 @@ from mini_codex.world_state.extensions import ExtensionSection
 __all__ = ["SkillsService", "StepSkills"]
 
 
-@dataclass(frozen=True, slots=True)
-class StepSkills:
+class StepSkills(msgspec.Struct, frozen=True):
     """What a step knows about skills."""
 
     outcome: SkillLoadOutcome
