@@ -26,7 +26,6 @@ import os
 import stat
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -136,13 +135,12 @@ class _Parsed(msgspec.Struct):
     size: int = 0
 
 
-@dataclass
-class SkillDiscovery:
+class SkillDiscovery(msgspec.Struct):
     """Discovers skills under roots; keeps a stat-validated cache of parsed files."""
 
-    _cache: dict[str, _Parsed] = field(default_factory=dict)
-    _metadata_cache: dict[str, tuple[_StatKey, bool]] = field(default_factory=dict)
-    _dirs: dict[str, tuple[tuple[int, int, int], list[tuple[str, bool, bool]]]] = field(
+    _cache: dict[str, _Parsed] = msgspec.field(default_factory=dict)
+    _metadata_cache: dict[str, tuple[_StatKey, bool]] = msgspec.field(default_factory=dict)
+    _dirs: dict[str, tuple[tuple[int, int, int], list[tuple[str, bool, bool]]]] = msgspec.field(
         default_factory=dict
     )
 

@@ -17,7 +17,6 @@ is kept; a new session starts with a new cache.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 
 import msgspec
 
@@ -116,14 +115,10 @@ async def _read_skill(
     return ExecutorSkill(environment, root, parsed.name, parsed.description, path)
 
 
-@dataclass
-class ExecutorSkillsCache:
+class ExecutorSkillsCache(msgspec.Struct):
     """Discovered roots by ``(environment, root)``; kept while the environment is away."""
 
-    found: dict[tuple[str, str], tuple[ExecutorSkill, ...]]
-
-    def __init__(self) -> None:
-        self.found = {}
+    found: dict[tuple[str, str], tuple[ExecutorSkill, ...]] = msgspec.field(default_factory=dict)
 
 
 def render_executor_skills(skills: tuple[ExecutorSkill, ...]) -> str | None:

@@ -11,7 +11,6 @@ budget are unchanged, so an unchanged set costs no rendering.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -39,16 +38,15 @@ class StepSkills(msgspec.Struct, frozen=True):
         return tuple(skill.name for skill in self.outcome.skills)
 
 
-@dataclass
-class SkillsService:
+class SkillsService(msgspec.Struct):
     roots: SkillRootsConfig
-    discovery: SkillDiscovery = field(default_factory=SkillDiscovery)
+    discovery: SkillDiscovery = msgspec.field(default_factory=SkillDiscovery)
     _turn_id: str | None = None
     _current: StepSkills | None = None
     _render_key: tuple[tuple[SkillSpec, ...], tuple[str, ...], CatalogBudget] | None = None
-    _reported: set[str] = field(default_factory=set)
+    _reported: set[str] = msgspec.field(default_factory=set)
     _ever_listed: bool = False
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.Lock = msgspec.field(default_factory=threading.Lock)
     """Discovery runs in a worker thread (capture) and in the UI's thread (``$`` completion)."""
 
     def is_current(self, turn_id: str) -> bool:
