@@ -10,10 +10,10 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 from runtime_harness import SleepTool, open_session
 
 from mini_codex.protocol.policy import SandboxPolicy

@@ -8,10 +8,10 @@ the probe interrupts the session there, so the cancellation lands exactly at tha
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 from runtime_harness import Run, SleepTool, describe_rollout, layout, open_session
 
 from mini_codex.protocol import TaskComplete, TurnAborted

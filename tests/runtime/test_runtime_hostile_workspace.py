@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from msgspec.structs import replace
 from runtime_harness import SleepTool, open_session
 
 from mini_codex.discovery.workspace import WorkspaceScanner

@@ -8,10 +8,11 @@ context, and only the next request advertises and executes the new tool.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 from runtime_harness import open_session
 
 from mini_codex.host import Session

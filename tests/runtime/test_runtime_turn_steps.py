@@ -9,12 +9,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from itertools import count
 from pathlib import Path
 
 import anyio
 import pytest
+from msgspec.structs import replace
 from runtime_harness import Run, SleepTool, layout, open_session
 
 from mini_codex.protocol import TaskComplete, TaskStarted, TurnAborted

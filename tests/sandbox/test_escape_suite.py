@@ -23,11 +23,12 @@ import tempfile
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
+from msgspec.structs import replace
 
 from mini_codex.config import ShellEnvironmentPolicy
 from mini_codex.policy.environment import child_environment

@@ -3,7 +3,6 @@ commands, a fresh one when the policy changes or the old one is gone, nothing le
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -15,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
+import msgspec.structs
 import pytest
 
 from mini_codex.protocol.policy import SandboxPolicy
@@ -110,7 +110,7 @@ async def run(
 
 def same(result: ExecResult) -> ExecResult:
     """The result without its wall time (compare whole results otherwise)."""
-    return dataclasses.replace(result, wall_time_s=0.0)
+    return msgspec.structs.replace(result, wall_time_s=0.0)
 
 
 def is_running(pid: int) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from mini_codex.context import ContextManager
@@ -247,7 +248,7 @@ async def test_abort_denies_and_asks_the_runtime_to_stop_the_turn(
         callback=h.user,
         on_abort=lambda: stopped.append(True),
     )
-    h.ctx = ToolContext(**{**h.ctx.__dict__, "approvals": h.approvals})
+    h.ctx = msgspec.structs.replace(h.ctx, approvals=h.approvals)
     result = await h.shell("touch nope")
     assert result == ToolOutput("The user denied this command and stopped the turn.", False)
     assert stopped == [True]
@@ -257,7 +258,7 @@ async def test_abort_denies_and_asks_the_runtime_to_stop_the_turn(
 async def test_no_one_to_ask_denies(tmp_path: Path, bwrap: SandboxAvailability) -> None:
     h = harness(tmp_path, bwrap, "untrusted", [])
     h.approvals = SessionApprovals(Recording(ContextManager(), None, h.events.append))
-    h.ctx = ToolContext(**{**h.ctx.__dict__, "approvals": h.approvals})
+    h.ctx = msgspec.structs.replace(h.ctx, approvals=h.approvals)
     result = await h.shell("touch nope")
     assert result == ToolOutput(
         "The user denied this command (no approval callback). Do not run it again; find "

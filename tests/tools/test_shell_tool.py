@@ -7,11 +7,11 @@ import os
 import re
 import shutil
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import anyio
 import pytest
+from msgspec.structs import replace
 
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.sandbox.bwrap import SandboxAvailability, detect_bwrap

@@ -15,8 +15,9 @@ compaction has not: each is refused with a one-line error before anything is ope
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from msgspec.structs import replace
 
 from mini_codex.cli.exec_extras import write_last_message
 from mini_codex.cli.resume_cmd import SessionArgs, session_command

@@ -7,10 +7,10 @@ from __future__ import annotations
 import io
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TextIO
 
+import msgspec
 import orjson
 import typer
 
@@ -82,8 +82,7 @@ SkillOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class ExecExtras:
+class ExecExtras(msgspec.Struct, frozen=True):
     """What the automation flags asked for (defaults: none of them)."""
 
     json_format: JsonFormat | None = None
@@ -91,13 +90,13 @@ class ExecExtras:
     output_last_message: Path | None = None
     output_schema: dict[str, Any] | None = None
     ephemeral: bool = False
-    images: tuple[Path, ...] = field(default=())
-    skills: tuple[Path, ...] = field(default=())
+    images: tuple[Path, ...] = msgspec.field(default=())
+    skills: tuple[Path, ...] = msgspec.field(default=())
     """``--skill PATH``: structured skill inputs of the turn."""
     profile: str | None = None
-    add_dirs: tuple[Path, ...] = field(default=())
+    add_dirs: tuple[Path, ...] = msgspec.field(default=())
     """``--add-dir``: extra writable roots of the workspace-write sandbox."""
-    notices: tuple[str, ...] = field(default=())
+    notices: tuple[str, ...] = msgspec.field(default=())
     """Warnings about accepted flags mini-codex cannot honour, printed once when the run starts
     (``codex_flags.flag_notices``)."""
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
+import msgspec
 import typer
 
 from mini_codex.config import Config
@@ -43,8 +43,7 @@ LocalProviderOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class OssFlags:
+class OssFlags(msgspec.Struct, frozen=True):
     """The two options as given on the command line."""
 
     oss: bool = False

@@ -8,14 +8,14 @@ re-exports both, as it reads and writes them in checkpoint payloads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 __all__ = ["PreviousTurnSettings", "WindowInfo"]
 
 
-@dataclass(frozen=True, slots=True)
-class PreviousTurnSettings:
+class PreviousTurnSettings(msgspec.Struct, frozen=True):
     """Settings of the newest surviving user turn (from its ``turn_context``)."""
 
     model: str | None
@@ -30,8 +30,7 @@ class PreviousTurnSettings:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class WindowInfo:
+class WindowInfo(msgspec.Struct, frozen=True):
     """Context-window identity (spec §6.4). IDs are UUID v7 strings, or None."""
 
     number: int

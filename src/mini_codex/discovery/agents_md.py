@@ -30,9 +30,10 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+
+import msgspec
 
 from mini_codex.discovery.safe_read import UnsafeFileError, display_path, read_workspace_file
 from mini_codex.discovery.workspace import DEFAULT_RACY_MARGIN_NS
@@ -57,8 +58,7 @@ DEFAULT_FILENAME: Final = "AGENTS.md"
 DEFAULT_ROOT_MARKERS: Final = (".git",)
 
 
-@dataclass(frozen=True, slots=True)
-class AgentsMdConfig:
+class AgentsMdConfig(msgspec.Struct, frozen=True):
     """The settings that select what is loaded (part of the cache key)."""
 
     max_bytes: int = DEFAULT_PROJECT_DOC_MAX_BYTES
@@ -80,8 +80,10 @@ class AgentsMdConfig:
         return tuple(names)
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedAgentsMd:
+_DEFAULT_CONFIG = AgentsMdConfig()
+
+
+class LoadedAgentsMd(msgspec.Struct, frozen=True):
     """The instructions for one cwd: ``(directory, text)`` feed the ``agents_md`` section."""
 
     directory: str | None
@@ -112,9 +114,8 @@ def _file_fact(path: str) -> _Fact:
     return (st.st_mode, st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
-@dataclass(slots=True)
-class _Probes:
-    facts: list[tuple[bool, str, _Fact]] = field(default_factory=list)
+class _Probes(msgspec.Struct):
+    facts: list[tuple[bool, str, _Fact]] = msgspec.field(default_factory=list)
     """``(is_existence_probe, path, fact)`` in probing order."""
 
     def exists(self, path: str) -> bool:
@@ -217,7 +218,7 @@ def _not_a_file(path: str, mode: int) -> str | None:
 
 
 def discover_agents_md_paths(
-    cwd: Path | str, config: AgentsMdConfig = AgentsMdConfig()
+    cwd: Path | str, config: AgentsMdConfig = _DEFAULT_CONFIG
 ) -> tuple[Path, ...]:
     """The instructions files that would be read for ``cwd``, project root first."""
     real = os.path.realpath(os.fspath(cwd))
@@ -245,8 +246,7 @@ def _drop_partial_utf8(data: bytes) -> bytes:
     return data[:start] if len(data) - start < needed else data
 
 
-@dataclass(slots=True)
-class _Load:
+class _Load(msgspec.Struct):
     value: LoadedAgentsMd
     probes: _Probes
     complete: bool
@@ -313,7 +313,7 @@ def _load(cwd: str, config: AgentsMdConfig, user_instructions: str | None) -> _L
 
 def load_agents_md(
     cwd: Path | str,
-    config: AgentsMdConfig = AgentsMdConfig(),
+    config: AgentsMdConfig = _DEFAULT_CONFIG,
     *,
     user_instructions: str | None = None,
 ) -> LoadedAgentsMd:
@@ -326,8 +326,7 @@ def load_agents_md(
 _Key = tuple[str, AgentsMdConfig, str | None]
 
 
-@dataclass(slots=True)
-class _Entry:
+class _Entry(msgspec.Struct):
     load: _Load
     racy: bool
 
@@ -363,7 +362,7 @@ class AgentsMdCache:
     def get(
         self,
         cwd: Path | str,
-        config: AgentsMdConfig = AgentsMdConfig(),
+        config: AgentsMdConfig = _DEFAULT_CONFIG,
         *,
         user_instructions: str | None = None,
     ) -> LoadedAgentsMd:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
+import msgspec
 
 from mini_codex.discovery.agents_md import AgentsMdConfig
 from mini_codex.environments.client import ExecServerClient, ExecutorRequestError
@@ -33,8 +33,7 @@ _MAX_READ_BYTES = 16 * 1024 * 1024
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
-class RemoteDocs:
+class RemoteDocs(msgspec.Struct, frozen=True):
     """One environment's project docs: the joined text (None: none), the files, warnings."""
 
     text: str | None

@@ -11,7 +11,8 @@ or ``max_dirs`` directories with a warning. An unreadable directory is skipped w
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+
+import msgspec
 
 from mini_codex.discovery.remote_agents_md import gather
 from mini_codex.environments.client import ExecServerClient, ExecutorRequestError
@@ -25,8 +26,7 @@ DEFAULT_MAX_DIRS = 2_000
 _ALWAYS_SKIPPED = frozenset({".git"})
 
 
-@dataclass(frozen=True)
-class RemoteListing:
+class RemoteListing(msgspec.Struct, frozen=True):
     files: WorkspaceFiles
     warnings: tuple[str, ...] = ()
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = [
     "FileContent",
@@ -51,8 +52,7 @@ class UnsafeFileError(OSError):
         return self.message
 
 
-@dataclass(frozen=True, slots=True)
-class FileContent:
+class FileContent(msgspec.Struct, frozen=True):
     """The bytes read (at most the budget) and whether the file holds more."""
 
     data: bytes

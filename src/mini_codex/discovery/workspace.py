@@ -37,9 +37,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+import msgspec
 
 from mini_codex.discovery.gitignore import MAX_IGNORE_FILE_BYTES, IgnoreRules, RuleChain, decide
 from mini_codex.discovery.safe_read import UnsafeFileError, display_path, read_workspace_file
@@ -63,8 +64,7 @@ _Signature = tuple[int, int, int]
 """``(st_mtime_ns, st_ctime_ns, st_ino)``."""
 
 
-@dataclass(frozen=True, slots=True)
-class ScanStats:
+class ScanStats(msgspec.Struct, frozen=True):
     """What the last :meth:`WorkspaceScanner.scan` did (diagnostics and benchmarks)."""
 
     directories: int
@@ -75,16 +75,14 @@ class ScanStats:
     removed: int
 
 
-@dataclass(slots=True)
-class _IgnoreFile:
+class _IgnoreFile(msgspec.Struct):
     signature: _Signature | None
     racy: bool
     data: bytes | None
     rules: IgnoreRules
 
 
-@dataclass(slots=True)
-class _Dir:
+class _Dir(msgspec.Struct):
     signature: _Signature | None
     """Stat when last listed; None means "list again on the next scan"."""
     racy: bool

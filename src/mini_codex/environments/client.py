@@ -17,10 +17,10 @@ import itertools
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
 from mini_codex.environments.remote_process import (
@@ -42,8 +42,7 @@ __all__ = [
 DEFAULT_REQUEST_TIMEOUT_S = 30.0
 
 
-@dataclass
-class ProcessResult:
+class ProcessResult(msgspec.Struct):
     output: bytes
     exit_code: int | None
     """None: the process did not exit within the timeout (it was terminated)."""

@@ -26,9 +26,10 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from mini_codex.errors import ConfigError
 
@@ -63,15 +64,14 @@ _ENV_KEYS = {
 }
 
 
-@dataclass(frozen=True)
-class ExecutorSpec:
+class ExecutorSpec(msgspec.Struct, frozen=True):
     """One remote environment: a websocket URL or a stdio program."""
 
     id: str
     url: str | None = None
     program: str | None = None
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     cwd: str | None = None
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
     initialize_timeout_s: float = DEFAULT_INITIALIZE_TIMEOUT_S
@@ -80,8 +80,7 @@ class ExecutorSpec:
     is ready (mini-codex's key; Codex takes them from ``thread/start.selectedCapabilityRoots``)."""
 
 
-@dataclass(frozen=True)
-class EnvironmentsConfig:
+class EnvironmentsConfig(msgspec.Struct, frozen=True):
     default: str | None
     """The default (primary when ready) environment id; None: no environments."""
     include_local: bool

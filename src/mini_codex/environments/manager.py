@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
 import anyio
+import msgspec
 from anyio.abc import TaskGroup
 
 from mini_codex.environments.client import ExecServerClient
@@ -31,8 +31,7 @@ __all__ = ["EnvironmentSnapshot", "EnvironmentView", "Readiness", "ThreadEnviron
 Readiness = Literal["ready", "starting", "failed"]
 
 
-@dataclass(frozen=True)
-class EnvironmentView:
+class EnvironmentView(msgspec.Struct, frozen=True):
     """One selected environment as a step sees it."""
 
     id: str
@@ -50,8 +49,7 @@ class EnvironmentView:
         return self.id == LOCAL_ID
 
 
-@dataclass(frozen=True)
-class EnvironmentSnapshot:
+class EnvironmentSnapshot(msgspec.Struct, frozen=True):
     """The step's environments in selection order; the primary one is the first ready one."""
 
     entries: tuple[EnvironmentView, ...] = ()
@@ -68,16 +66,15 @@ class EnvironmentSnapshot:
         return next((entry for entry in self.entries if entry.id == env_id), None)
 
 
-@dataclass
-class _Entry:
+class _Entry(msgspec.Struct):
     spec: ExecutorSpec
     state: Readiness = "starting"
     shell: str | None = None
     error: str | None = None
     client: ExecServerClient | None = None
     failed_at: float = 0.0
-    retry: anyio.Event = field(default_factory=anyio.Event)
-    attempted: anyio.Event = field(default_factory=anyio.Event)
+    retry: anyio.Event = msgspec.field(default_factory=anyio.Event)
+    attempted: anyio.Event = msgspec.field(default_factory=anyio.Event)
     """Set when the first connection attempt ended (ready or failed)."""
 
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 __all__ = [
     "HOME_ENV",
     "Credentials",
@@ -57,8 +59,7 @@ def machine_timezone(tz: str | None = None) -> str:
     return tz or "Etc/UTC"
 
 
-@dataclass(frozen=True)
-class Credentials:
+class Credentials(msgspec.Struct, frozen=True):
     """Provider settings given explicitly (the SDK's ``api_key=`` …), instead of variables."""
 
     api_key: str | None = None

@@ -9,7 +9,7 @@ The rules live here once: which provider serves a model string (``[model_provide
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from mini_codex.config import Config, ModelProviderConfig
 from mini_codex.errors import ConfigError
@@ -24,8 +24,7 @@ def model_slug(model: str) -> str:
     return "scripted" if model.startswith("scripted:") else model
 
 
-@dataclass(frozen=True)
-class ModelChoice:
+class ModelChoice(msgspec.Struct, frozen=True):
     """A model string with the provider settings and key resolved for it."""
 
     model: str

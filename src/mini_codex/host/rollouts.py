@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+import msgspec
 
 from mini_codex.errors import MiniCodexError, ResumeRefusedError, RolloutError
 
@@ -35,8 +36,7 @@ __all__ = [
 Notify = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class RecordedSession:
+class RecordedSession(msgspec.Struct, frozen=True):
     """What a resume needs to know of a rollout before it is opened."""
 
     path: Path

@@ -31,6 +31,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import msgspec
 
 from mini_codex.config import McpServerConfig
 from mini_codex.mcp.catalog import (
@@ -56,17 +57,16 @@ __all__ = [
 ]
 
 
-@dataclass(eq=False)
-class McpConnectionSet:
+class McpConnectionSet(msgspec.Struct, eq=False):
     generation: int
     config: Mapping[str, McpServerConfig]
     connections: Mapping[str, McpConnection]
-    cached: Mapping[str, ServerCatalog] = field(default_factory=dict)
+    cached: Mapping[str, ServerCatalog] = msgspec.field(default_factory=dict)
     """Catalogs read from disk at publication (advertised while a server starts)."""
     grace_s: float = 1.0
     grace_deadline: float | None = None
     """The optional-server deadline shared by every capture from this set (set on first use)."""
-    reported: set[str] = field(default_factory=set)
+    reported: set[str] = msgspec.field(default_factory=set)
     """Notices already reported for this set (each is reported once)."""
     cached_binding: tuple[tuple[object, ...], McpBinding] | None = None
 
@@ -76,8 +76,7 @@ class McpConnectionSet:
         return self.grace_deadline
 
 
-@dataclass(frozen=True)
-class BoundTool:
+class BoundTool(msgspec.Struct, frozen=True):
     qualified: QualifiedTool
     description: str
     parameters: dict[str, Any]

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from pydantic import ValidationError
 
 from mini_codex.config import McpServerConfig
@@ -42,8 +42,7 @@ _FILE_PARAM_DESCRIPTION = "An absolute local file path."
 _FILE_LIST_DESCRIPTION = "Absolute local file paths."
 
 
-@dataclass(frozen=True)
-class ServerCatalog:
+class ServerCatalog(msgspec.Struct, frozen=True):
     tools: tuple[mcp_types.Tool, ...]
     title: str | None = None
     """The server's self-reported title (or name), if any."""

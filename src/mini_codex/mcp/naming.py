@@ -33,7 +33,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = [
     "MAX_TOOL_NAME_LENGTH",
@@ -70,8 +71,7 @@ def hash_suffix(raw_identity: str) -> str:
     return "_" + hashlib.sha1(raw_identity.encode("utf-8")).hexdigest()[:HASH_LEN]
 
 
-@dataclass(frozen=True)
-class QualifiedTool:
+class QualifiedTool(msgspec.Struct, frozen=True):
     server: str
     """Raw server name (config key)."""
     tool: str
@@ -87,16 +87,14 @@ class QualifiedTool:
         return self.namespace + NAME_DELIMITER + self.name
 
 
-@dataclass(frozen=True)
-class QualifiedTools:
+class QualifiedTools(msgspec.Struct, frozen=True):
     tools: tuple[QualifiedTool, ...]
     """In raw-identity order."""
     skipped: tuple[tuple[str, str], ...] = ()
     """(server, tool) pairs dropped as duplicates of an identical raw identity."""
 
 
-@dataclass
-class _Candidate:
+class _Candidate(msgspec.Struct):
     server: str
     tool: str
     namespace_identity: str

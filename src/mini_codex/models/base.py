@@ -14,8 +14,9 @@ settings). What does not belong here: retries (``models.retry``), provider wirin
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
+
+import msgspec
 
 from mini_codex.config import ModelProviderConfig
 from mini_codex.protocol.items import ResponseItem
@@ -26,8 +27,7 @@ def json_schema_format(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "name": "codex_output_schema", "schema": schema, "strict": True}
 
 
-@dataclass(frozen=True, kw_only=True)
-class Prompt:
+class Prompt(msgspec.Struct, frozen=True, kw_only=True):
     """One model request, built by the runtime for one step (spec §4.1)."""
 
     model: str
@@ -76,8 +76,7 @@ class Prompt:
         return trace
 
 
-@dataclass(frozen=True, kw_only=True)
-class TokenUsage:
+class TokenUsage(msgspec.Struct, frozen=True, kw_only=True):
     """Token usage of one response (Codex ``TokenUsage`` field names)."""
 
     input_tokens: int
@@ -131,53 +130,46 @@ def _count(source: Any, name: str) -> int:
 # --- stream events (closed union) ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Created:
+class Created(msgspec.Struct, frozen=True):
     """The provider accepted the request (``response.created``)."""
 
     response_id: str | None
 
 
-@dataclass(frozen=True)
-class OutputItemAdded:
+class OutputItemAdded(msgspec.Struct, frozen=True):
     """An output item started; content may be empty and arrive as deltas."""
 
     item: ResponseItem
 
 
-@dataclass(frozen=True)
-class OutputTextDelta:
+class OutputTextDelta(msgspec.Struct, frozen=True):
     """A piece of assistant text for the item being streamed."""
 
     item_id: str | None
     delta: str
 
 
-@dataclass(frozen=True)
-class ReasoningSummaryDelta:
+class ReasoningSummaryDelta(msgspec.Struct, frozen=True):
     """A piece of a reasoning summary."""
 
     item_id: str | None
     delta: str
 
 
-@dataclass(frozen=True)
-class ToolCallInputDelta:
+class ToolCallInputDelta(msgspec.Struct, frozen=True):
     """A piece of a tool call's input (for example a streamed ``apply_patch`` body)."""
 
     call_id: str
     delta: str
 
 
-@dataclass(frozen=True)
-class OutputItemDone:
+class OutputItemDone(msgspec.Struct, frozen=True):
     """An output item is complete; this is the item recorded into history."""
 
     item: ResponseItem
 
 
-@dataclass(frozen=True)
-class Completed:
+class Completed(msgspec.Struct, frozen=True):
     """The response finished (``response.completed``); always the last event of a stream."""
 
     response_id: str | None
@@ -209,15 +201,14 @@ class ModelClient(Protocol):
         ...
 
 
-@dataclass(frozen=True, kw_only=True)
-class ModelClientOptions:
+class ModelClientOptions(msgspec.Struct, frozen=True, kw_only=True):
     """Everything a provider factory receives (no provider reads the environment itself)."""
 
     model: str
     """The model name, or for ``scripted`` the script file path."""
     provider_name: str = "openai"
     """The ``[model_providers.NAME]`` key the settings came from (for messages)."""
-    provider: ModelProviderConfig = field(default_factory=ModelProviderConfig)
+    provider: ModelProviderConfig = msgspec.field(default_factory=ModelProviderConfig)
     api_key: str | None = None
     """The key read by the CLI from ``provider.env_key`` (or ``OPENAI_API_KEY``)."""
     organization: str | None = None

@@ -39,13 +39,13 @@ import math
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import httpx2
+import msgspec
 
 from mini_codex._version import __version__
 from mini_codex.models.errors import ProviderError
@@ -63,14 +63,13 @@ USER_AGENT = f"mini-codex/{__version__}"
 _INFINITY = ("inf", "+inf", "infinity", "+infinity")
 
 
-@dataclass(frozen=True)
-class PostTarget:
+class PostTarget(msgspec.Struct, frozen=True):
     """Where and how one provider's requests go (built once per client)."""
 
     base_url: str
     api_key: str | None = None
-    http_headers: Mapping[str, str] = field(default_factory=dict)
-    query_params: Mapping[str, str] = field(default_factory=dict)
+    http_headers: Mapping[str, str] = msgspec.field(default_factory=dict)
+    query_params: Mapping[str, str] = msgspec.field(default_factory=dict)
     organization: str | None = None
     project: str | None = None
     max_retries: int = 2

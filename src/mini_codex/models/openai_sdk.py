@@ -28,11 +28,11 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Self, TypeVar
 
 import anyio
 import httpx2
+import msgspec
 import pydantic
 
 from mini_codex.errors import ConfigError
@@ -53,8 +53,7 @@ CONNECT_TIMEOUT_S = 10.0
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
-class ProviderAccess:
+class ProviderAccess(msgspec.Struct, frozen=True):
     """Where a provider lives and how it is named in messages."""
 
     provider_name: str

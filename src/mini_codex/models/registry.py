@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import cast
+
+import msgspec
 
 from mini_codex.config import ModelProviderConfig
 from mini_codex.errors import ConfigError
@@ -35,16 +36,14 @@ WIRE_API_PROVIDERS: Mapping[str, str] = {"responses": "openai", "chat": "chat"}
 ModelClientFactory = Callable[[ModelClientOptions], ModelClient]
 
 
-@dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(msgspec.Struct, frozen=True):
     """A parsed model string."""
 
     provider: str
     target: str
 
 
-@dataclass(frozen=True)
-class ResolvedModel:
+class ResolvedModel(msgspec.Struct, frozen=True):
     """A provider chosen for a model string, with its factory loaded."""
 
     provider: str

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
+
+import msgspec
 
 from mini_codex.errors import ConfigError, ModelError
 from mini_codex.models import errors
@@ -56,8 +57,7 @@ def backoff_delay(attempt: int, jitter: float, retry_after_s: float | None = Non
     return INITIAL_DELAY_S * BACKOFF_FACTOR**exponent * jitter
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(msgspec.Struct, frozen=True):
     """How often and how long to retry a failed sampling request."""
 
     max_retries: int = DEFAULT_STREAM_MAX_RETRIES
@@ -69,7 +69,7 @@ class RetryPolicy:
         if self.max_retries < 0:
             raise ConfigError(f"stream_max_retries must be >= 0, got {self.max_retries}")
         if self.max_retries > self.cap:
-            object.__setattr__(self, "max_retries", self.cap)
+            msgspec.structs.force_setattr(self, "max_retries", self.cap)
 
     def should_retry(self, error: BaseException, retries_done: int) -> bool:
         """True when ``error`` is a retryable ``ModelError`` and retries remain."""
@@ -158,8 +158,7 @@ _CONTEXT_PHRASES = (
 _MAX_DETAIL_CHARS = 500
 
 
-@dataclass(frozen=True)
-class _ErrorDetails:
+class _ErrorDetails(msgspec.Struct, frozen=True):
     codes: frozenset[str]
     """``error.code`` and ``error.type`` of the body, lower-cased."""
     message: str

@@ -26,9 +26,10 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from mini_codex import protocol
 from mini_codex.errors import ConfigError
@@ -46,8 +47,7 @@ _O200K_LOWER = r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
 _O200K_CONTRACTION = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 
 
-@dataclass(frozen=True)
-class EncodingSpec:
+class EncodingSpec(msgspec.Struct, frozen=True):
     """What tiktoken needs besides the ranks, and the SHA-256 of the ranks file it expects."""
 
     name: str

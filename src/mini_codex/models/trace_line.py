@@ -7,8 +7,7 @@ so tracing a long session does not re-serialize its whole history at every reque
 
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec.structs
 import orjson
 
 from mini_codex.models.base import Prompt
@@ -32,7 +31,7 @@ class TraceLineEncoder:
 
     def line(self, prompt: Prompt) -> bytes:
         """``orjson.dumps(prompt.to_trace_json())``."""
-        empty = orjson.dumps(dataclasses.replace(prompt, input=()).to_trace_json())
+        empty = orjson.dumps(msgspec.structs.replace(prompt, input=()).to_trace_json())
         at = empty.find(_INPUT)
         if at < 0:  # not the layout this encoder knows: encode the whole record
             return orjson.dumps(prompt.to_trace_json())

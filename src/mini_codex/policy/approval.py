@@ -23,8 +23,9 @@ asks; an approved patch is applied without the sandbox's path limits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TypeAlias
+
+import msgspec
 
 from mini_codex.policy.rules import RuleMatch, RuleSet, strictest
 from mini_codex.policy.safe_commands import is_known_safe_command
@@ -45,24 +46,21 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(msgspec.Struct, frozen=True):
     sandboxed: bool
     source: str
     """``policy`` or ``rule`` or ``user`` (approved for the session)."""
     reason: str
 
 
-@dataclass(frozen=True)
-class Ask:
+class Ask(msgspec.Struct, frozen=True):
     reason: str
     source: str
     escalate: bool
     """Whether an approval runs the command outside the sandbox."""
 
 
-@dataclass(frozen=True)
-class Reject:
+class Reject(msgspec.Struct, frozen=True):
     reason: str
     source: str
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
+
+import msgspec
 
 from mini_codex.errors import ConfigError
 
@@ -37,8 +38,7 @@ class RulesError(ConfigError):
     """A rules file that cannot be loaded (the message names the file and line)."""
 
 
-@dataclass(frozen=True)
-class PrefixRule:
+class PrefixRule(msgspec.Struct, frozen=True):
     pattern: tuple[tuple[str, ...], ...]
     """One tuple of alternatives per position."""
     decision: Decision
@@ -54,8 +54,7 @@ class PrefixRule:
         return tuple(argv[: len(self.pattern)])
 
 
-@dataclass(frozen=True)
-class RuleMatch:
+class RuleMatch(msgspec.Struct, frozen=True):
     matched_prefix: tuple[str, ...]
     decision: Decision
     justification: str | None = None
@@ -78,8 +77,7 @@ def strictest(decisions: Iterable[Decision]) -> Decision | None:
     return best
 
 
-@dataclass(frozen=True)
-class RuleSet:
+class RuleSet(msgspec.Struct, frozen=True):
     rules: tuple[PrefixRule, ...] = ()
 
     def matches(self, argv: Sequence[str]) -> list[RuleMatch]:

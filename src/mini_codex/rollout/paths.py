@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+import msgspec
 
 __all__ = [
     "ROLLOUT_SUFFIXES",
@@ -44,8 +45,7 @@ _TS_FORMAT = "%Y-%m-%dT%H-%M-%S"
 _UUID_FULL_RE = re.compile(_UUID)
 
 
-@dataclass(frozen=True)
-class RolloutFileName:
+class RolloutFileName(msgspec.Struct, frozen=True):
     """The parts of a rollout file name."""
 
     created: datetime

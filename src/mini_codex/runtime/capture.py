@@ -17,10 +17,10 @@ import functools
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 import anyio
+import msgspec
 
 from mini_codex.discovery.agents_md import AgentsMdCache, AgentsMdConfig, LoadedAgentsMd
 from mini_codex.discovery.safe_read import display_path
@@ -80,8 +80,7 @@ DEFAULT_WORKSPACE_DEADLINE_S = 1.25
 deadlines together stay under 2 s."""
 
 
-@dataclass(frozen=True)
-class CaptureSettings:
+class CaptureSettings(msgspec.Struct, frozen=True):
     """What a capture reads and never changes: built once per session."""
 
     agents_md_config: AgentsMdConfig
@@ -90,7 +89,7 @@ class CaptureSettings:
     persist_cap: int = 2000
     render_cap: int = 100
     probe: CaptureProbe | None = None
-    new_id: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+    new_id: Callable[[], str] = msgspec.field(default=lambda: str(uuid.uuid4()))
     on_warning: Callable[[str], None] | None = None
     """Told about MCP servers omitted from a step (once per connection set)."""
     user_instructions: str | None = None
@@ -108,17 +107,16 @@ class CaptureSettings:
     """The session's open child agents as ``environments`` lines (``host/agents``)."""
 
 
-@dataclass
-class CaptureCaches:
+class CaptureCaches(msgspec.Struct):
     """What captures keep across the steps of a session; only ``capture_step`` writes it."""
 
     scanner: WorkspaceScanner
-    agents_md: AgentsMdCache = field(default_factory=AgentsMdCache)
+    agents_md: AgentsMdCache = msgspec.field(default_factory=AgentsMdCache)
     sandbox: SandboxAvailability | None = None
-    agents_md_call: DeadlineCall[LoadedAgentsMd] = field(
+    agents_md_call: DeadlineCall[LoadedAgentsMd] = msgspec.field(
         default_factory=lambda: DeadlineCall("agents-md")
     )
-    workspace_call: DeadlineCall[WorkspaceFiles] = field(
+    workspace_call: DeadlineCall[WorkspaceFiles] = msgspec.field(
         default_factory=lambda: DeadlineCall("workspace")
     )
     last_agents_md: LoadedAgentsMd | None = None
@@ -127,9 +125,9 @@ class CaptureCaches:
     """The session's environments (issue 26); None: the classic single local environment."""
     skills: SkillsService | None = None
     """The session's skills (None: no skills catalog); discovered once per turn."""
-    extension_stores: ExtensionStores = field(default_factory=ExtensionStores)
+    extension_stores: ExtensionStores = msgspec.field(default_factory=ExtensionStores)
     """The session and thread stores extensions keep data in (the turn store is per turn)."""
-    remote: EnvironmentCaches = field(default_factory=EnvironmentCaches)
+    remote: EnvironmentCaches = msgspec.field(default_factory=EnvironmentCaches)
     """What was read in remote environments (AGENTS.md, the primary's workspace; issue 26)."""
 
 

@@ -41,10 +41,10 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 import anyio
+import msgspec
 
 from mini_codex.config import Config
 from mini_codex.context import ContextManager
@@ -118,8 +118,7 @@ class CompactionFailed(MiniCodexError):
     """The summarization request failed; history is unchanged."""
 
 
-@dataclass(frozen=True)
-class TokenStatus:
+class TokenStatus(msgspec.Struct, frozen=True):
     """Spec §8.1 for one model: its context window and auto-compaction limit (None: unknown)."""
 
     context_window: int | None
@@ -163,8 +162,7 @@ def user_message_budget(status: TokenStatus) -> int:
     return min(USER_MESSAGE_BUDGET, status.limit // 4)
 
 
-@dataclass(frozen=True)
-class Injection:
+class Injection(msgspec.Struct, frozen=True):
     """Re-inject the initial context built from ``world_state``; ``turn_context`` becomes the
     reference context (mid-turn compaction only: the others leave the reference cleared)."""
 
@@ -172,8 +170,7 @@ class Injection:
     turn_context: TurnContextItem
 
 
-@dataclass(frozen=True)
-class CompactionResult:
+class CompactionResult(msgspec.Struct, frozen=True):
     window: WindowInfo
     reference_context: TurnContextItem | None
     context_tokens: int

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from mini_codex.protocol import TurnContextItem, TurnContextLine, WorldStateItem, WorldStateLine
 from mini_codex.runtime.recording import Recording
@@ -17,8 +17,7 @@ from mini_codex.world_state import Fragment, WorldState, fragments_to_messages
 from mini_codex.world_state.sections.model import ModelSection
 
 
-@dataclass
-class ContextUpdateResult:
+class ContextUpdateResult(msgspec.Struct):
     world_state: WorldState
     reference_context: TurnContextItem | None
     changed_sections: tuple[str, ...]

@@ -10,9 +10,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from mini_codex.config import Config
 from mini_codex.protocol import TurnContextItem
@@ -31,13 +33,12 @@ if TYPE_CHECKING:
     from mini_codex.world_state.workspace_files import WorkspaceFiles
 
 
-@dataclass(frozen=True)
-class SessionContext:
+class SessionContext(msgspec.Struct, frozen=True):
     session_id: str
     home: Path
     config: Config
     shell: str = "/bin/bash"
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     """Environment passed to tool child processes (chosen by the CLI)."""
     approvals: Approvals | None = None
     """Asks the user and records safety decisions (``runtime.approvals.SessionApprovals``)."""
@@ -45,14 +46,12 @@ class SessionContext:
     """Never writable from the sandbox (``$MINI_CODEX_HOME``)."""
 
 
-@dataclass(frozen=True)
-class EnvironmentSelection:
+class EnvironmentSelection(msgspec.Struct, frozen=True):
     id: str
     cwd: Path
 
 
-@dataclass(frozen=True)
-class TurnContext:
+class TurnContext(msgspec.Struct, frozen=True):
     session: SessionContext
     turn_id: str
     model: str

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+import msgspec
 
 __all__ = ["DeadlineCall", "Late"]
 
@@ -35,8 +35,7 @@ class Late:
 LATE = Late()
 
 
-@dataclass(eq=False)
-class _Job(Generic[T]):
+class _Job(msgspec.Struct, Generic[T], eq=False):
     done: anyio.Event
     result: T | None = None
     error: BaseException | None = None

@@ -20,9 +20,9 @@ exactly the classic one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import anyio
+import msgspec
 
 from mini_codex.discovery.agents_md import AgentsMdConfig, LoadedAgentsMd
 from mini_codex.discovery.remote_agents_md import RemoteDocs, load_remote_agents_md
@@ -50,13 +50,14 @@ __all__ = [
 DEFAULT_REMOTE_DEADLINE_S = 5.0
 
 
-@dataclass
-class EnvironmentCaches:
+class EnvironmentCaches(msgspec.Struct):
     """Per remote environment: what was read through which connection."""
 
-    agents_md: dict[str, tuple[ExecServerClient, RemoteDocs]] = field(default_factory=dict)
-    workspace: dict[str, tuple[ExecServerClient, str, RemoteListing]] = field(default_factory=dict)
-    skills: ExecutorSkillsCache = field(default_factory=ExecutorSkillsCache)
+    agents_md: dict[str, tuple[ExecServerClient, RemoteDocs]] = msgspec.field(default_factory=dict)
+    workspace: dict[str, tuple[ExecServerClient, str, RemoteListing]] = msgspec.field(
+        default_factory=dict
+    )
+    skills: ExecutorSkillsCache = msgspec.field(default_factory=ExecutorSkillsCache)
 
 
 def has_remote(snapshot: EnvironmentSnapshot | None) -> bool:

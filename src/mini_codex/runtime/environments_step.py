@@ -17,8 +17,9 @@ the tools that route to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from mini_codex.environments.manager import EnvironmentSnapshot, ThreadEnvironments
 from mini_codex.runtime.contexts import EnvironmentSelection, TurnContext

@@ -24,10 +24,10 @@ through this class, so they print and return the same items. The rules follow Co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 import orjson
 
 from mini_codex import protocol
@@ -75,8 +75,7 @@ SHELL_TOOLS = frozenset({"shell", "shell_command", "exec_command", "local_shell"
 _MCP_PREFIX = "mcp__"
 
 
-@dataclass
-class _Running:
+class _Running(msgspec.Struct):
     item: ExecItem
 
 

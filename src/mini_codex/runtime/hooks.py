@@ -22,13 +22,14 @@ import os
 import re
 import signal
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 import orjson
 from anyio.abc import TaskGroup
+from msgspec.structs import replace
 
 from mini_codex.config import HookMatcher, HooksConfig
 from mini_codex.runtime.tool_router import RegisteredTool
@@ -40,8 +41,7 @@ BLOCKED = "Tool call blocked by PreToolUse hook: "
 _MAX_OUTPUT = 64 * 1024
 
 
-@dataclass(frozen=True)
-class HookResult:
+class HookResult(msgspec.Struct, frozen=True):
     exit_code: int | None
     stdout: str
     stderr: str

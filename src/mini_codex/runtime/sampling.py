@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
+import msgspec
 
 from mini_codex.context.lazy import PromptItems
 from mini_codex.errors import ModelError
@@ -64,8 +64,7 @@ class TurnIO(Protocol):
     def emit(self, event: SessionEvent) -> None: ...
 
 
-@dataclass(frozen=True)
-class SamplingOutcome:
+class SamplingOutcome(msgspec.Struct, frozen=True):
     needs_follow_up: bool
     last_agent_message: str | None
     usage: TokenUsage | None

@@ -8,10 +8,11 @@ it reads and does not own comes from here, so it holds no defaults and no wiring
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from mini_codex.config import Config
 from mini_codex.models.base import ModelClient, Prompt
@@ -33,8 +34,7 @@ if TYPE_CHECKING:  # the MCP SDK is imported only when MCP servers are configure
 __all__ = ["SessionServices", "SessionSettings"]
 
 
-@dataclass(frozen=True)
-class SessionSettings:
+class SessionSettings(msgspec.Struct, frozen=True):
     """The values a session runs with; none changes while it is open."""
 
     cwd: Path
@@ -107,8 +107,7 @@ class SessionSettings:
         )
 
 
-@dataclass(frozen=True)
-class SessionServices:
+class SessionServices(msgspec.Struct, frozen=True):
     """The collaborators of a session (the client's owner closes it, not the session)."""
 
     client: ModelClient

@@ -227,7 +227,7 @@ def _restore_tokens(
     info = last_token_info(path)
     totals = info.get("total_token_usage") if info is not None else None
     if isinstance(totals, dict):
-        for key in TokenTotals.__dataclass_fields__:
+        for key in TokenTotals.__struct_fields__:
             value = totals.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 setattr(state.session_tokens, key, value)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
+import msgspec
+
 from mini_codex.errors import ToolError
 from mini_codex.tools.base import Tool, ToolSpec
 
@@ -27,8 +29,7 @@ class ToolCollisionError(ToolError):
         self.qualified_name = qualified_name
 
 
-@dataclass(frozen=True)
-class RegisteredTool:
+class RegisteredTool(msgspec.Struct, frozen=True):
     tool: Tool
     exposure: Exposure = "direct"
     namespace: str | None = None

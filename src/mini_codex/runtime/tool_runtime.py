@@ -11,14 +11,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import msgspec
 from anyio.abc import TaskGroup
 
 from mini_codex.protocol import (
@@ -59,11 +58,10 @@ def output_item(call: ToolCallItem, text: str | list[dict[str, Any]]) -> ToolOut
     return FunctionCallOutput(call_id=call.call_id, output=text)
 
 
-@dataclass
-class _Pending:
+class _Pending(msgspec.Struct):
     call: ToolCallItem
     started: float
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = msgspec.field(default_factory=anyio.Event)
     result: ToolOutput | None = None
     finished_at: float | None = None
 
@@ -146,7 +144,7 @@ class ToolCallRuntime:
                 async with coalesced_output(
                     call.call_id, self._on_output_delta, self._tg
                 ) as deltas:
-                    ctx = dataclasses.replace(ctx, on_output=deltas.feed)
+                    ctx = msgspec.structs.replace(ctx, on_output=deltas.feed)
                     return await tool.call(payload, ctx)
             except anyio.get_cancelled_exc_class():
                 raise

@@ -16,9 +16,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import anyio
+import msgspec
 
 from mini_codex.errors import ModelError
 from mini_codex.mcp.mentions import mentioned_servers
@@ -99,8 +99,7 @@ async def _inject_skills(
         await state.recording.record_items([user_message(text) for text in injections.texts])
 
 
-@dataclass
-class _Turn:
+class _Turn(msgspec.Struct):
     """One running turn: what its phases share."""
 
     state: TurnState
@@ -111,7 +110,7 @@ class _Turn:
     input_recorded: bool = False
     tokens_unsaved: bool = False
     """A pre-turn compaction's ``token_count`` waits for the turn's input."""
-    tokens: TokenTotals = field(default_factory=TokenTotals)
+    tokens: TokenTotals = msgspec.field(default_factory=TokenTotals)
     live: WorldState | None = None
     """The world state of the last request (the baseline of the next step's diff)."""
     sequence: int = 1

@@ -5,8 +5,9 @@ every phase of a turn makes (its input, its events)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from mini_codex.context.window import WindowInfo
 from mini_codex.models.base import ModelClient, Prompt, TokenUsage
@@ -33,8 +34,7 @@ if TYPE_CHECKING:  # the MCP runtime (and its SDK) is loaded only when servers a
 __all__ = ["TokenTotals", "TurnDeps", "TurnState", "persist_event", "record_input"]
 
 
-@dataclass
-class TokenTotals:
+class TokenTotals(msgspec.Struct):
     input_tokens: int = 0
     cached_input_tokens: int = 0
     output_tokens: int = 0
@@ -49,22 +49,21 @@ class TokenTotals:
         self.total_tokens += usage.total_tokens
 
     def to_json(self) -> dict[str, int]:
-        return dict(self.__dict__)
+        return msgspec.structs.asdict(self)
 
 
-@dataclass
-class TurnState:
+class TurnState(msgspec.Struct):
     """Session state the active turn reads and advances (one turn runs at a time)."""
 
     recording: Recording
     reference_context: TurnContextItem | None = None
     previous_model: str | None = None
-    pending_input: list[ResponseItem] = field(default_factory=list)
-    session_tokens: TokenTotals = field(default_factory=TokenTotals)
+    pending_input: list[ResponseItem] = msgspec.field(default_factory=list)
+    session_tokens: TokenTotals = msgspec.field(default_factory=TokenTotals)
     context_tokens: int = 0
     """Active context tokens (spec §8.1): the last response's usage, re-estimated offline when
     the provider reports none and after every history rewrite."""
-    window: WindowInfo = field(default_factory=lambda: WindowInfo(number=0))
+    window: WindowInfo = msgspec.field(default_factory=lambda: WindowInfo(number=0))
     checkpoint: Callable[[], Awaitable[None]] | None = None
     """Awaited between steps; writes a rollout checkpoint when one is due."""
 
@@ -73,8 +72,7 @@ class TurnState:
         return taken
 
 
-@dataclass(frozen=True)
-class TurnDeps:
+class TurnDeps(msgspec.Struct, frozen=True):
     """What ``run_turn`` works with besides the session state: the capture settings and caches,
     the MCP runtime, the model client, the retry policy. (Names: ``env`` is a child process's
     environment, ``environ`` the whole process environment, ``environments`` the execution

@@ -28,10 +28,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import anyio
+import msgspec
 
 from mini_codex.protocol.policy import SandboxPolicy
 from mini_codex.sandbox.policy import WritableRoots
@@ -59,8 +59,7 @@ NAMESPACE_FLAGS: tuple[str, ...] = (
 """Flags every confined command gets (and the probe checks): see the module docstring."""
 
 
-@dataclass(frozen=True)
-class SandboxAvailability:
+class SandboxAvailability(msgspec.Struct, frozen=True):
     """Whether commands can be confined on this machine, and why (not)."""
 
     kind: Literal["bwrap", "landlock", "none"]

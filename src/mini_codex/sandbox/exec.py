@@ -27,11 +27,11 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import anyio
+import msgspec
 from anyio.abc import ByteReceiveStream, Process
 
 __all__ = [
@@ -50,8 +50,7 @@ DEFAULT_MAX_CAPTURE_BYTES = 8 * 1024 * 1024
 _READ_CHUNK = 64 * 1024
 
 
-@dataclass(frozen=True)
-class ExecResult:
+class ExecResult(msgspec.Struct, frozen=True):
     """The outcome of one command."""
 
     exit_code: int

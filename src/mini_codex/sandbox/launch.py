@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, assert_never
+
+import msgspec
 
 from mini_codex.errors import SandboxError
 from mini_codex.protocol.policy import SandboxPolicy
@@ -44,8 +45,7 @@ class SandboxUnavailableError(SandboxError):
     """A restricted policy cannot be enforced here and running unsandboxed was not allowed."""
 
 
-@dataclass(frozen=True)
-class SandboxRequest:
+class SandboxRequest(msgspec.Struct, frozen=True):
     """Everything needed to confine one command."""
 
     policy: SandboxPolicy
@@ -61,8 +61,7 @@ class SandboxRequest:
     """``sandbox.allow_unsandboxed``: run unconfined (with a warning) when no backend works."""
 
 
-@dataclass(frozen=True)
-class PreparedCommand:
+class PreparedCommand(msgspec.Struct, frozen=True):
     argv: list[str]
     confinement: Confinement
     note: str | None = None

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import assert_never
+
+import msgspec
 
 from mini_codex.protocol.policy import SandboxPolicy
 
@@ -51,8 +52,7 @@ def _normalize(path: str | PurePosixPath, base: PurePosixPath | None = None) -> 
     return PurePosixPath(posixpath.normpath(text))
 
 
-@dataclass(frozen=True)
-class WritableRoots:
+class WritableRoots(msgspec.Struct, frozen=True):
     """The directories a policy lets a command write (absolute, normalized paths)."""
 
     unrestricted: bool

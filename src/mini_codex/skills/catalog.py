@@ -31,9 +31,10 @@ What does not belong here: finding skills (``discovery.py``), the world-state se
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from importlib.resources import files
 from typing import Literal
+
+import msgspec
 
 from mini_codex.skills.model import SkillLoadOutcome, SkillScope, SkillSpec, scope_rank
 
@@ -52,8 +53,7 @@ TRUNCATION_WARNING_THRESHOLD = 100
 """Average characters cut per description above which the user is told."""
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogBudget:
+class CatalogBudget(msgspec.Struct, frozen=True):
     unit: Literal["tokens", "characters"]
     limit: int
 
@@ -72,8 +72,7 @@ def default_budget(context_window: int | None) -> CatalogBudget:
     return CatalogBudget("characters", DEFAULT_CHAR_BUDGET)
 
 
-@dataclass(frozen=True, slots=True)
-class RenderedCatalog:
+class RenderedCatalog(msgspec.Struct, frozen=True):
     body: str
     """The text between ``<skills_instructions>`` and ``</skills_instructions>``."""
     included: int
@@ -102,8 +101,7 @@ _PROMPT_ORDER: tuple[SkillScope, ...] = ("system", "admin", "repo", "user")
 """The order skills are listed in the prompt (Codex's), unlike the discovery order."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
+class _Line(msgspec.Struct, frozen=True):
     name: str
     description: str
     path: str

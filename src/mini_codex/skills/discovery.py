@@ -26,8 +26,9 @@ import os
 import stat
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from mini_codex.discovery.safe_read import UnsafeFileError, file_kind, read_workspace_file
 from mini_codex.skills.frontmatter import (
@@ -64,8 +65,7 @@ MAX_METADATA_BYTES = 64 << 10
 DEFAULT_ADMIN_ROOT = "/etc/mini-codex/skills"
 
 
-@dataclass(frozen=True, slots=True)
-class SkillRootsConfig:
+class SkillRootsConfig(msgspec.Struct, frozen=True):
     """Where skills may live besides the workspace (``cli/`` and the SDK fill it in)."""
 
     home: Path
@@ -127,8 +127,7 @@ def _stat_key(st: os.stat_result) -> _StatKey:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@dataclass(slots=True)
-class _Parsed:
+class _Parsed(msgspec.Struct):
     key: _StatKey
     name: str = ""
     description: str = ""
@@ -136,13 +135,12 @@ class _Parsed:
     size: int = 0
 
 
-@dataclass
-class SkillDiscovery:
+class SkillDiscovery(msgspec.Struct):
     """Discovers skills under roots; keeps a stat-validated cache of parsed files."""
 
-    _cache: dict[str, _Parsed] = field(default_factory=dict)
-    _metadata_cache: dict[str, tuple[_StatKey, bool]] = field(default_factory=dict)
-    _dirs: dict[str, tuple[tuple[int, int, int], list[tuple[str, bool, bool]]]] = field(
+    _cache: dict[str, _Parsed] = msgspec.field(default_factory=dict)
+    _metadata_cache: dict[str, tuple[_StatKey, bool]] = msgspec.field(default_factory=dict)
+    _dirs: dict[str, tuple[tuple[int, int, int], list[tuple[str, bool, bool]]]] = msgspec.field(
         default_factory=dict
     )
 

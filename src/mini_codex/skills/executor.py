@@ -17,7 +17,8 @@ is kept; a new session starts with a new cache.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+
+import msgspec
 
 from mini_codex.environments.client import ExecServerClient, ExecutorRequestError
 from mini_codex.protocol.exec_server_codec import file_uri
@@ -36,8 +37,7 @@ MAX_DIRS = 2000
 MAX_SKILL_BYTES = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class ExecutorSkill:
+class ExecutorSkill(msgspec.Struct, frozen=True):
     environment: str
     root: str
     name: str
@@ -115,14 +115,10 @@ async def _read_skill(
     return ExecutorSkill(environment, root, parsed.name, parsed.description, path)
 
 
-@dataclass
-class ExecutorSkillsCache:
+class ExecutorSkillsCache(msgspec.Struct):
     """Discovered roots by ``(environment, root)``; kept while the environment is away."""
 
-    found: dict[tuple[str, str], tuple[ExecutorSkill, ...]]
-
-    def __init__(self) -> None:
-        self.found = {}
+    found: dict[tuple[str, str], tuple[ExecutorSkill, ...]] = msgspec.field(default_factory=dict)
 
 
 def render_executor_skills(skills: tuple[ExecutorSkill, ...]) -> str | None:

@@ -9,8 +9,9 @@ where Codex has them ("missing YAML frontmatter delimited by ---").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 __all__ = [
     "MAX_DESCRIPTION_LEN",
@@ -41,8 +42,7 @@ class SkillParseError(ValueError):
     """A ``SKILL.md`` that is not a valid skill; the message is the reason."""
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedFrontmatter:
+class ParsedFrontmatter(msgspec.Struct, frozen=True):
     name: str
     description: str
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from mini_codex.discovery.safe_read import read_workspace_file
 from mini_codex.skills.discovery import MAX_SKILL_FILE_BYTES
@@ -44,8 +45,7 @@ _LINK = re.compile(rf"\[\$({_NAME})\]\s*\(([^)]*)\)")
 _PLAIN = re.compile(rf"\$({_NAME})")
 
 
-@dataclass(frozen=True, slots=True)
-class Mentions:
+class Mentions(msgspec.Struct, frozen=True):
     plain: frozenset[str]
     paths: frozenset[str]
 
@@ -128,8 +128,7 @@ def skill_message_text(name: str, path: str, contents: str) -> str:
     return f"<skill>\n<name>{name}</name>\n<path>{path}</path>\n{contents}\n</skill>"
 
 
-@dataclass(frozen=True, slots=True)
-class SkillInjections:
+class SkillInjections(msgspec.Struct, frozen=True):
     texts: tuple[str, ...]
     """One ``<skill>`` user-message text per skill read."""
     warnings: tuple[str, ...]

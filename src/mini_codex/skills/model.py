@@ -6,8 +6,9 @@ What does not: reading files (``discovery.py``), rendering (``catalog.py``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
+
+import msgspec
 
 __all__ = [
     "DISCOVERY_ORDER",
@@ -33,8 +34,7 @@ def scope_rank(scope: SkillScope, order: tuple[SkillScope, ...] = DISCOVERY_ORDE
     return order.index(scope)
 
 
-@dataclass(frozen=True, slots=True)
-class SkillRoot:
+class SkillRoot(msgspec.Struct, frozen=True):
     """A folder scanned for ``**/SKILL.md``."""
 
     path: str
@@ -44,8 +44,7 @@ class SkillRoot:
     """The plugin that contributes this root; its skills are named ``plugin:skill``."""
 
 
-@dataclass(frozen=True, slots=True)
-class SkillSpec:
+class SkillSpec(msgspec.Struct, frozen=True):
     """One valid skill (frontmatter parsed and checked)."""
 
     name: str
@@ -62,8 +61,7 @@ class SkillSpec:
     skill is not listed in the catalog, but a mention still injects it."""
 
 
-@dataclass(frozen=True, slots=True)
-class SkillError:
+class SkillError(msgspec.Struct, frozen=True):
     """A ``SKILL.md`` that is not a skill, and why (one warning per path)."""
 
     path: str
@@ -73,8 +71,7 @@ class SkillError:
         return f"failed to load skill {self.path}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class SkillLoadOutcome:
+class SkillLoadOutcome(msgspec.Struct, frozen=True):
     """Everything one discovery found, sorted as Codex sorts it."""
 
     skills: tuple[SkillSpec, ...] = ()
@@ -84,7 +81,7 @@ class SkillLoadOutcome:
     errors: tuple[SkillError, ...] = ()
     notes: tuple[str, ...] = ()
     """Other things the scan skipped (a truncated root, an unreadable folder)."""
-    scanned_roots: tuple[SkillRoot, ...] = field(default=())
+    scanned_roots: tuple[SkillRoot, ...] = msgspec.field(default=())
     """Every existing root that was scanned (the step's ready capability roots)."""
 
     def by_path(self, path: str) -> SkillSpec | None:
@@ -94,8 +91,7 @@ class SkillLoadOutcome:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class SkillSelection:
+class SkillSelection(msgspec.Struct, frozen=True):
     """A structured skill input item: ``{"type": "skill", "name": ..., "path": ...}``."""
 
     path: str

@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 from mini_codex.config import Config, HooksConfig, McpServerConfig, PluginConfig
@@ -45,14 +45,13 @@ _ROOT_VARIABLES = ("${PLUGIN_ROOT}", "${CLAUDE_PLUGIN_ROOT}")
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedPlugin:
+class LoadedPlugin(msgspec.Struct, frozen=True):
     name: str
     root: str
     version: str | None = None
     description: str | None = None
     skill_roots: tuple[str, ...] = ()
-    mcp_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
+    mcp_servers: Mapping[str, McpServerConfig] = msgspec.field(default_factory=dict)
     hooks: HooksConfig | None = None
 
 

@@ -11,8 +11,9 @@ budget are unchanged, so an unchanged set costs no rendering.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from mini_codex.skills.catalog import CatalogBudget, RenderedCatalog, render_catalog
 from mini_codex.skills.discovery import SkillDiscovery, SkillRootsConfig, skill_roots
@@ -23,8 +24,7 @@ from mini_codex.world_state.extensions import ExtensionSection
 __all__ = ["SkillsService", "StepSkills"]
 
 
-@dataclass(frozen=True, slots=True)
-class StepSkills:
+class StepSkills(msgspec.Struct, frozen=True):
     """What a step knows about skills."""
 
     outcome: SkillLoadOutcome
@@ -38,16 +38,15 @@ class StepSkills:
         return tuple(skill.name for skill in self.outcome.skills)
 
 
-@dataclass
-class SkillsService:
+class SkillsService(msgspec.Struct):
     roots: SkillRootsConfig
-    discovery: SkillDiscovery = field(default_factory=SkillDiscovery)
+    discovery: SkillDiscovery = msgspec.field(default_factory=SkillDiscovery)
     _turn_id: str | None = None
     _current: StepSkills | None = None
     _render_key: tuple[tuple[SkillSpec, ...], tuple[str, ...], CatalogBudget] | None = None
-    _reported: set[str] = field(default_factory=set)
+    _reported: set[str] = msgspec.field(default_factory=set)
     _ever_listed: bool = False
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.Lock = msgspec.field(default_factory=threading.Lock)
     """Discovery runs in a worker thread (capture) and in the UI's thread (``$`` completion)."""
 
     def is_current(self, turn_id: str) -> bool:

@@ -10,11 +10,11 @@ What does not belong here: routing, the parallel/serial lock, recording outputs 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 from mini_codex.environments.manager import EnvironmentSnapshot
@@ -36,8 +36,7 @@ __all__ = [
 _M = TypeVar("_M", bound=BaseModel)
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """What the model is told about a tool."""
 
     name: str
@@ -78,8 +77,7 @@ class ToolSpec:
         return tool
 
 
-@dataclass(frozen=True)
-class ToolContext:
+class ToolContext(msgspec.Struct, frozen=True):
     """Everything a tool call may depend on besides its payload."""
 
     cwd: Path
@@ -92,7 +90,7 @@ class ToolContext:
     """The user's shell (``$SHELL``, read by ``cli/``)."""
     sandbox_tmp: Path | None = None
     """A per-session temporary directory that is writable under ``workspace-write``."""
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     """The exact environment of child processes (``cli/`` decides what is inherited)."""
     never_writable: tuple[Path, ...] = ()
     """Paths no sandboxed command or patch may write (``$MINI_CODEX_HOME``)."""
@@ -123,8 +121,7 @@ class ToolContext:
         )
 
 
-@dataclass(frozen=True)
-class ToolOutput:
+class ToolOutput(msgspec.Struct, frozen=True):
     """The result of a call; ``text`` goes back to the model."""
 
     text: str

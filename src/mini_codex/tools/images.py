@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 import struct
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from mini_codex.errors import MiniCodexError
 
@@ -44,8 +45,7 @@ def image_mime_type(head: bytes) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class ImageFile:
+class ImageFile(msgspec.Struct, frozen=True):
     """An image read for attaching: its ``input_image`` data URL and its size (for display)."""
 
     path: Path

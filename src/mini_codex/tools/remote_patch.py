@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import posixpath
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from mini_codex.environments.client import ExecServerClient, ExecutorGone, ExecutorRequestError
 from mini_codex.protocol.exec_server_codec import file_uri

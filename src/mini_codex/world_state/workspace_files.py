@@ -22,8 +22,9 @@ import bisect
 import hashlib
 import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 __all__ = ["PersistedWorkspace", "WorkspaceFiles", "digest_of_paths", "path_hash"]
 
@@ -275,8 +276,7 @@ def _compose(
     return net_added, net_removed
 
 
-@dataclass(frozen=True, slots=True)
-class PersistedWorkspace:
+class PersistedWorkspace(msgspec.Struct, frozen=True):
     """A workspace file set as restored from a (bounded) rollout entry.
 
     ``listed`` holds the first paths in sorted order, at most the persisted cap; when

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import msgspec
 
 from mini_codex.host.agents.child import Opener
 from mini_codex.host.agents.control import AgentControl
@@ -69,7 +70,9 @@ async def open_with_agents(options: SessionOptions, opener: Opener) -> AsyncIter
         on_event=on_event,
     )
     settings, services = assemble(parent)
-    services = replace(services, capture=replace(services.capture, subagents=control.roster))
+    services = msgspec.structs.replace(
+        services, capture=msgspec.structs.replace(services.capture, subagents=control.roster)
+    )
     async with anyio.create_task_group() as task_group:
         control.start(task_group)
         try:

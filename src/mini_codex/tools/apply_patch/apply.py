@@ -24,9 +24,10 @@ import os
 import secrets
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, assert_never
+
+import msgspec
 
 from mini_codex.errors import MiniCodexError
 from mini_codex.protocol.policy import SandboxPolicy
@@ -55,15 +56,13 @@ class PatchApplyError(MiniCodexError):
         self.changed_nothing = changed_nothing
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(msgspec.Struct, frozen=True):
     kind: Literal["A", "M", "D"]
     path: str
     """The path as written in the patch (for a move, the destination)."""
 
 
-@dataclass(frozen=True)
-class ApplyResult:
+class ApplyResult(msgspec.Struct, frozen=True):
     changes: tuple[FileChange, ...]
 
     def summary(self) -> str:
@@ -72,8 +71,7 @@ class ApplyResult:
         return "Success. Updated the following files:\n" + lines
 
 
-@dataclass(frozen=True)
-class _Original:
+class _Original(msgspec.Struct, frozen=True):
     """What was at a path before the commit (to undo it)."""
 
     kind: Literal["missing", "file", "link"]

@@ -25,8 +25,9 @@ What does not belong here: matching hunks against file contents (``content.py``)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TypeAlias
+
+import msgspec
 
 from mini_codex.errors import MiniCodexError
 
@@ -61,21 +62,18 @@ class PatchParseError(MiniCodexError):
         self.line = line
 
 
-@dataclass(frozen=True)
-class AddFile:
+class AddFile(msgspec.Struct, frozen=True):
     path: str
     contents: str
     line: int
 
 
-@dataclass(frozen=True)
-class DeleteFile:
+class DeleteFile(msgspec.Struct, frozen=True):
     path: str
     line: int
 
 
-@dataclass(frozen=True)
-class UpdateChunk:
+class UpdateChunk(msgspec.Struct, frozen=True):
     """One ``@@`` hunk: ``old_lines`` (context and removed) become ``new_lines``."""
 
     contexts: tuple[str, ...]
@@ -86,8 +84,7 @@ class UpdateChunk:
     line: int
 
 
-@dataclass(frozen=True)
-class UpdateFile:
+class UpdateFile(msgspec.Struct, frozen=True):
     path: str
     move_to: str | None
     chunks: tuple[UpdateChunk, ...]
@@ -97,8 +94,7 @@ class UpdateFile:
 Hunk: TypeAlias = AddFile | DeleteFile | UpdateFile
 
 
-@dataclass(frozen=True)
-class Patch:
+class Patch(msgspec.Struct, frozen=True):
     hunks: tuple[Hunk, ...]
 
 

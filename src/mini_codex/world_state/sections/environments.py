@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeAlias, assert_never
 from urllib.parse import unquote, urlsplit
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from mini_codex.world_state.fragment import Fragment
@@ -78,8 +78,7 @@ def native_path(cwd: str) -> str:
     return path or "/"
 
 
-@dataclass(frozen=True, slots=True)
-class Environment:
+class Environment(msgspec.Struct, frozen=True):
     """One turn environment as the host sees it now."""
 
     id: str
@@ -96,8 +95,7 @@ class Environment:
     """Why a ``failed`` environment is not usable."""
 
 
-@dataclass(frozen=True, slots=True)
-class NetworkPolicy:
+class NetworkPolicy(msgspec.Struct, frozen=True):
     """Domain allow/deny lists of the managed network policy."""
 
     allowed_domains: Sequence[str] = ()
