@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from mini_codex.cli import interactive, main
@@ -21,8 +22,16 @@ ENTRY = "from mini_codex.cli.entry import main; main()"
 
 
 def test_it_knows_the_commands_and_value_options_of_the_typer_group() -> None:
-    assert set(main._COMMANDS) == COMMANDS
-    assert main._VALUE_OPTIONS == VALUE_OPTIONS
+    registered = {command.name for command in main.app.registered_commands}
+    registered |= {group.name for group in main.app.registered_groups}
+    assert registered == COMMANDS  # every command typer has (imported in-process: all of them)
+    group_options = {
+        name
+        for param in typer.main.get_command(main.app).params
+        if not getattr(param, "is_flag", False)
+        for name in param.opts
+    }
+    assert group_options == VALUE_OPTIONS
 
 
 @pytest.mark.parametrize(

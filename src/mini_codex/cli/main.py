@@ -26,13 +26,9 @@ from typer.main import get_command
 
 from mini_codex._version import __version__
 from mini_codex.cli.signals import settle_heap
+from mini_codex.cli.ui_argv import COMMANDS as _COMMANDS
+from mini_codex.cli.ui_argv import VALUE_OPTIONS as _VALUE_OPTIONS
 
-_VALUE_OPTIONS = frozenset(
-    {
-        *("-m", "--model", "-C", "--cd", "-s", "--sandbox", "-a", "--ask-for-approval"),
-        *("-c", "--config", "-i", "--image"),
-    }
-)
 PROMPT_KEY = "mini_codex_prompt"
 _COMMAND_KEY = "mini_codex_command"
 
@@ -296,18 +292,4 @@ def _register(argv: Sequence[str], *, launched: bool) -> None:
         )(app_server_command)
 
 
-_COMMANDS = (
-    "exec",
-    "resume",
-    "compact",
-    "rollout",
-    "sessions",
-    "batch",
-    "mcp",
-    "plugin",
-    "execpolicy",
-    "ui",
-    "exec-server",
-    "app-server",
-)
 _register(sys.argv, launched=getattr(sys.modules.get("mini_codex.cli.entry"), "launching", False))

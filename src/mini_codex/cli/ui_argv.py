@@ -8,7 +8,8 @@ the UI's own options with their value as the next word (``-m``/``--model``, ``-C
 then the prompt — the first other word that is not a command, with every word after it, as
 ``main.py``'s group reads it. Anything else (a command, ``--help``, ``--version``, ``--model=X``,
 ``--``, an option missing its value) is left to typer (``cli/main.py``), which owns the command
-line and its errors; ``tests/cli/test_ui_argv.py`` checks that both read the same options.
+line and its errors; ``tests/cli/test_ui_argv.py`` checks that both read the same options and
+that typer registers exactly :data:`COMMANDS`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ COMMANDS = frozenset(
         *("execpolicy", "ui", "exec-server", "app-server"),
     }
 )
-"""The sub-commands of ``cli/main.py`` (a first word naming one is not a prompt)."""
+"""The sub-commands ``cli/main.py`` registers (a first word naming one is not a prompt); defined
+here, without typer, and used by both."""
 
 _FIELDS = {
     "-m": "model",
@@ -43,7 +45,7 @@ _FIELDS = {
     "--image": "images",
 }
 VALUE_OPTIONS = frozenset(_FIELDS)
-"""The group's options that take a value (``main.py`` skips their value looking for a prompt)."""
+"""The group's options that take a value (both readers skip their value looking for a prompt)."""
 
 
 def plain_ui_line(argv: Sequence[str]) -> tuple[dict[str, object], str | None] | None:
