@@ -167,7 +167,8 @@ async def test_elicitation_overlay_validates_accepts_and_declines(make_harness) 
         )
         third = app.screen
         await pilot.press("escape")
-        await wait_for(pilot, lambda: "ok" in app.transcript_lines() and idle(app))
+        # The turn ends after three MCP round trips: as long as the first form (loaded machine).
+        await wait_for(pilot, lambda: "ok" in app.transcript_lines() and idle(app), limit_s=60)
         assert third is not app.screen
         notes = [
             line for line in app.transcript_lines() if line.startswith("MCP server everything")
