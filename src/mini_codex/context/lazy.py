@@ -34,13 +34,20 @@ class LazyHistory(Sequence[ResponseItem]):
     ``json_at(index)`` is the item's JSON object, equal to ``self[index].to_json()`` (as a dict:
     the keys may come in the rollout's order, not the model's) and fresh (the caller may keep or
     change it), without building the model when it was not read yet;
-    ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``.
+    ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``;
+    ``line_at(index)`` is the rollout line it was read from, when it is still only that.
     """
 
     __slots__ = ()
 
     @abstractmethod
     def json_at(self, index: int) -> dict[str, Any]: ...
+
+    def line_at(self, index: int) -> bytes | None:
+        """The whole rollout line item ``index`` is still kept as (a ``response_item`` line
+        whose payload is the item, proved valid by the replay), None when it is not one (the
+        providers then read :meth:`json_at`)."""
+        return None
 
     def kind_at(self, index: int) -> tuple[Any, Any]:
         """The ``type`` and ``call_id`` of item ``index``'s JSON (None when absent); what the

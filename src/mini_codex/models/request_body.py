@@ -298,8 +298,9 @@ class InputPieces:
     ``PromptItems`` whose history is still lazy (a resumed session).
 
     Typed items go through ``cache`` (bytes by identity) and ``ArrayChunks``. A lazy prefix is
-    encoded once per prefix, from each item's JSON (``encode_json``, the same bytes the cache
-    gives for the built item), straight into chunks of about ``ArrayChunks.CHUNK_BYTES``: only
+    encoded once per prefix, from each item's rollout line when ``encode_line`` takes it (None:
+    it does not) or else its JSON (``encode_json``; both give the bytes the cache gives for
+    the built item), straight into chunks of about ``ArrayChunks.CHUNK_BYTES``: only
     the chunks are kept (the items' bytes would double the memory of a long resumed history),
     and the items appended since go through the cache and chunks of their own.
     """
@@ -308,8 +309,10 @@ class InputPieces:
         self,
         encode_json: Callable[[dict[str, Any]], bytes | None],
         cache: ItemCache[Any, bytes | None],
+        encode_line: Callable[[bytes], bytes | None] | None = None,
     ) -> None:
         self._encode_json = encode_json
+        self._encode_line = encode_line
         self._cache = cache
         self._chunks = ArrayChunks()
         self._prefix: LazyHistory | None = None
@@ -339,13 +342,20 @@ class InputPieces:
 
     def _encode_prefix(self, prefix: LazyHistory) -> None:
         json_at, encode_json = prefix.json_at, self._encode_json
+        encode_line, line_at = self._encode_line, prefix.line_at
         limit = ArrayChunks.CHUNK_BYTES
         chunks: list[bytes] = []
         run: list[bytes] = []
         size = 0
         started = False
         for index in range(len(prefix)):
-            part = encode_json(json_at(index))
+            part = None
+            if encode_line is not None:
+                line = line_at(index)
+                if line is not None:
+                    part = encode_line(line)
+            if part is None:
+                part = encode_json(json_at(index))
             if part is None:
                 continue
             if started:

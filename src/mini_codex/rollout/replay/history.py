@@ -142,6 +142,14 @@ class History(LazyHistory):
         item = items[index] if items is not None else None
         return item.to_json() if item is not None else item_json(self._sources[index])
 
+    def line_at(self, index: int) -> bytes | None:
+        """The rollout line of item ``index`` while it is kept as one and not read yet."""
+        source = self._sources[index]
+        if type(source) is not bytes:
+            return None
+        items = self._items
+        return source if items is None or items[index] is None else None
+
     def kind_at(self, index: int) -> tuple[Any, Any]:
         """``(type, call_id)`` of item ``index``; a raw line is decoded into just those two
         fields (msgspec skips the rest: a third of the cost of parsing the whole line)."""
