@@ -35,7 +35,7 @@ class LazyHistory(Sequence[ResponseItem]):
     the keys may come in the rollout's order, not the model's) and fresh (the caller may keep or
     change it), without building the model when it was not read yet;
     ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``;
-    ``line_at(index)`` is the rollout line it was read from, when it is still only that.
+    ``line_at(index)`` is the rollout line it was read from, when there is one.
     """
 
     __slots__ = ()
@@ -44,9 +44,9 @@ class LazyHistory(Sequence[ResponseItem]):
     def json_at(self, index: int) -> dict[str, Any]: ...
 
     def line_at(self, index: int) -> bytes | None:
-        """The whole rollout line item ``index`` is still kept as (a ``response_item`` line
-        whose payload is the item, proved valid by the replay), None when it is not one (the
-        providers then read :meth:`json_at`)."""
+        """The whole rollout line item ``index`` was read from (a ``response_item`` line whose
+        payload is the item, proved valid by the replay: its JSON is :meth:`json_at`'s), None
+        when it has none (the providers then read :meth:`json_at`)."""
         return None
 
     def kind_at(self, index: int) -> tuple[Any, Any]:

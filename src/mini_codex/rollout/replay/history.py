@@ -143,12 +143,10 @@ class History(LazyHistory):
         return item.to_json() if item is not None else item_json(self._sources[index])
 
     def line_at(self, index: int) -> bytes | None:
-        """The rollout line of item ``index`` while it is kept as one and not read yet."""
+        """The rollout line item ``index`` was read from (also once read: its model's JSON
+        equals the line's payload)."""
         source = self._sources[index]
-        if type(source) is not bytes:
-            return None
-        items = self._items
-        return source if items is None or items[index] is None else None
+        return source if type(source) is bytes else None
 
     def kind_at(self, index: int) -> tuple[Any, Any]:
         """``(type, call_id)`` of item ``index``; a raw line is decoded into just those two
