@@ -23,11 +23,11 @@ from mini_codex.context.normalize import (
     normalize_history,
     paired_call_id,
 )
-from mini_codex.protocol.items import Message, ResponseItem
+from mini_codex.protocol.items import ResponseItem
 from mini_codex.protocol.rollout import WorldStateItem
 from mini_codex.world_state.fragment import Fragment
 from mini_codex.world_state.snapshot import WorldStateSnapshot
-from mini_codex.world_state.state import WorldState
+from mini_codex.world_state.state import InputTexts, WorldState, input_texts
 
 __all__ = ["ContextManager", "is_user_turn_start"]
 
@@ -183,7 +183,7 @@ class ContextManager:
         baseline is replaced by the new snapshot in every case.
         """
         snapshot = world_state.snapshot()
-        fragments = world_state.render_history_diff(self._baseline, self._retained_messages())
+        fragments = world_state.render_history_diff(self._baseline, self._retained_history())
         item: WorldStateItem | None
         if self._baseline is None:
             item = WorldStateItem(full=True, state=snapshot.to_json())
@@ -193,14 +193,15 @@ class ContextManager:
         self._baseline = snapshot
         return fragments, item
 
-    def _retained_messages(self) -> Sequence[ResponseItem]:
-        """What ``render_history_diff`` reads of history: its messages, in order (all items
-        while nothing is lazy; a lazy history builds only its messages)."""
+    def _retained_history(self) -> Sequence[ResponseItem] | InputTexts:
+        """What ``render_history_diff`` reads of history: all items while nothing is lazy, else
+        the input texts of its messages (a lazy history reads its own without building them)."""
         lazy = self._lazy
         if lazy is None:
             return self._items
         if self._lazy_messages is None:
             self._pairing = self._index_lazy(lazy)
-        assert self._lazy_messages is not None
-        built = [lazy[index] for index in self._lazy_messages]
-        return [*built, *(item for item in self._items if isinstance(item, Message))]
+        messages = self._lazy_messages
+        assert messages is not None
+        appended = tuple(self._items)
+        return InputTexts(lambda: [*lazy.input_texts(messages), *input_texts(appended)])

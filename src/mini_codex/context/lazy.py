@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import Any, overload
 
-from mini_codex.protocol.items import ResponseItem
+from mini_codex.protocol.items import InputText, Message, ResponseItem
 
 __all__ = ["LazyHistory", "PromptItems"]
 
@@ -35,7 +35,8 @@ class LazyHistory(Sequence[ResponseItem]):
     the keys may come in the rollout's order, not the model's) and fresh (the caller may keep or
     change it), without building the model when it was not read yet;
     ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``;
-    ``line_at(index)`` is the rollout line it was read from, when there is one.
+    ``line_at(index)`` is the rollout line it was read from, when there is one;
+    ``input_texts(indexes)`` what the world-state diff reads of the messages among them.
     """
 
     __slots__ = ()
@@ -58,6 +59,20 @@ class LazyHistory(Sequence[ResponseItem]):
     def kinds(self) -> list[tuple[Any, Any]]:
         """``kind_at`` of every item, in order."""
         return [self.kind_at(index) for index in range(len(self))]
+
+    def input_texts(self, indexes: Sequence[int]) -> list[tuple[str, str]]:
+        """The (role, text) of every ``input_text`` part of the messages among the items at
+        ``indexes``, in order (what the world-state diff reads; implementations may read them
+        without building the messages)."""
+        texts: list[tuple[str, str]] = []
+        for index in indexes:
+            item = self[index]
+            if isinstance(item, Message):
+                role = item.role
+                texts.extend(
+                    (role, part.text) for part in item.content if isinstance(part, InputText)
+                )
+        return texts
 
 
 class PromptItems(Sequence[ResponseItem]):
