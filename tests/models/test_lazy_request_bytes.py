@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mini_codex.context import ContextManager, PromptItems
+from mini_codex.models import request_body
 from mini_codex.models.base import Prompt
 from mini_codex.models.openai_responses import (
     OpenAIResponsesClient,
@@ -143,6 +144,7 @@ def test_a_lazy_resumed_history_prompts_and_encodes_like_the_typed_one(
     appended: list[dict[str, Any]],
 ) -> None:
     monkeypatch.setattr(ArrayChunks, "CHUNK_BYTES", 64)  # reused chunks even in small bodies
+    monkeypatch.setattr(request_body, "LINE_BATCH", 3)  # batches of lines, some not all fast
     path = tmp_path / "rollout.jsonl"
     _write_rollout(path, history)
     lazy = ContextManager()

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mini_codex.models.openai_responses import encoded_request_json
-from mini_codex.models.request_lines import encoded_request_line
+from mini_codex.models.request_lines import encoded_request_line, encoded_request_lines
 from mini_codex.rollout.resume import replay_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,6 +75,14 @@ def _line(payload: bytes, ordinal: bool = False) -> bytes:
     )
 
 
+def assert_batch_agrees(lines: list[bytes]) -> bytes | None:
+    """The batch is every line's bytes comma-joined, or None when one line is not taken."""
+    each = [encoded_request_line(line) for line in lines]
+    joined = encoded_request_lines(lines)
+    assert joined == (None if None in each else b",".join(each))  # type: ignore[arg-type]
+    return joined
+
+
 def assert_agrees(line: bytes) -> bytes | None:
     fast = encoded_request_line(line)
     if fast is not None:
@@ -91,6 +99,17 @@ def test_any_line_encodes_like_its_parsed_payload(
     assert_agrees(_line(payload, ordinal))
 
 
+@settings(max_examples=200, deadline=None)
+@given(items=st.lists(ITEM, max_size=6), common=st.lists(st.integers(0, 5), max_size=6))
+def test_a_batch_of_lines_encodes_like_each_line(
+    items: list[dict[str, Any]], common: list[int]
+) -> None:
+    lines = [_line(json.dumps(item).encode()) for item in items]
+    lines += [_line(json.dumps(COMMON[index]).encode()) for index in common]
+    assert_batch_agrees(lines)
+    assert_batch_agrees([_line(json.dumps(COMMON[index]).encode()) for index in common])
+
+
 @given(item=ITEM, key=st.sampled_from(["type", "role", "name", "call_id", "output", "text"]))
 def test_a_duplicated_key_keeps_its_last_value_as_orjson_does(
     item: dict[str, Any], key: str
@@ -101,8 +120,7 @@ def test_a_duplicated_key_keeps_its_last_value_as_orjson_does(
         assert_agrees(_line(b'%s,"%s":%s}' % (payload[:-1], key.encode(), value)))
 
 
-def test_the_common_items_take_the_fast_path() -> None:
-    common = [
+COMMON = [
         {"type": "message", "id": "m", "role": "user", "content": [
             {"type": "input_text", "text": "hi"}, {"type": "input_text"}]},
         {"type": "message", "role": "assistant", "phase": "final_answer", "content": [
@@ -113,8 +131,11 @@ def test_the_common_items_take_the_fast_path() -> None:
          "call_id": "c2"},
         {"type": "function_call_output", "call_id": "c1", "output": "done"},
         {"type": "custom_tool_call_output", "call_id": "c3", "output": "patched"},
-    ]  # fmt: skip
-    for item in common:
+]  # fmt: skip
+
+
+def test_the_common_items_take_the_fast_path() -> None:
+    for item in COMMON:
         assert assert_agrees(_line(json.dumps(item).encode())) is not None, item
     for item in (
         {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text"}]},
@@ -139,6 +160,7 @@ CORPUS = sorted((REPO / "tests" / "fixtures" / "rollouts" / "codex").glob("*.jso
 def test_every_item_of_a_real_rollout_encodes_like_its_parsed_payload(path: Path) -> None:
     lines = _replayed_lines(path)
     encoded = [encoded_request_line(line) for line in lines]
+    assert_batch_agrees(lines)
     expected = [encoded_request_json(orjson.loads(line)["payload"]) for line in lines]
     assert [
         fast if fast is not None else want for fast, want in zip(encoded, expected, strict=True)
@@ -157,3 +179,4 @@ def test_a_generated_long_rollout_takes_the_fast_path_for_every_item(tmp_path: P
     assert [encoded_request_line(line) for line in lines] == [
         encoded_request_json(orjson.loads(line)["payload"]) for line in lines
     ]
+    assert assert_batch_agrees(lines) is not None

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
+from mini_codex.protocol import parse_response_item
 from mini_codex.rollout.replay.history import History
 from mini_codex.rollout.resume import replay_file
 from mini_codex.world_state.state import input_texts
@@ -71,3 +72,24 @@ def test_a_read_item_still_gives_its_line_and_texts(tmp_path: Path) -> None:
         history[index]  # built and cached
     assert [history.line_at(index) for index in range(len(history))] == lines
     assert history.input_texts(range(len(history))) == expected
+
+
+def test_kinds_of_mixed_sources_equal_each_items_kind(tmp_path: Path) -> None:
+    """Lines, sources that are not lines (a parsed item, a typed one) and a line whose
+    ``call_id`` is a number: ``kinds()`` gives every item's own kind."""
+    lines = [
+        line
+        for line in (
+            replay_file(_generated(tmp_path)).history.line_at(index) for index in range(40)
+        )
+        if line is not None
+    ]
+    call = {"type": "function_call", "name": "f", "arguments": "{}", "call_id": "c9"}
+    big_call_id = b'{"timestamp":"t","type":"response_item","payload":{"type":"x","call_id":1e5}}'
+    sources: list[Any] = [*lines[:5], call, *lines[5:9], parse_response_item(call), *lines[9:]]
+    sources.insert(7, big_call_id)
+    history = History(sources)
+    assert history.kinds() == [History(sources).kind_at(index) for index in range(len(sources))]
+    assert History(lines).kinds() == [
+        (item.type, getattr(item, "call_id", None)) for item in History(lines)
+    ]

@@ -57,7 +57,7 @@ from mini_codex.models.request_body import (
     dumps,
     object_pieces,
 )
-from mini_codex.models.request_lines import encoded_request_line
+from mini_codex.models.request_lines import LINE_ENCODERS
 from mini_codex.models.retry import classify_stream_failure
 from mini_codex.models.stream_events import (
     decode_response_event,
@@ -265,7 +265,7 @@ class OpenAIResponsesClient(OpenAISdkClient):
 
     @functools.cached_property
     def _input_pieces(self) -> InputPieces:
-        return InputPieces(encoded_request_json, self._input_cache, encoded_request_line)
+        return InputPieces(encoded_request_json, self._input_cache, *LINE_ENCODERS)
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""

@@ -36,7 +36,7 @@ from typing import Any, Union
 
 import msgspec
 
-__all__ = ["encoded_request_line"]
+__all__ = ["LINE_ENCODERS", "encoded_request_line", "encoded_request_lines"]
 
 
 class _InputText(msgspec.Struct, tag="input_text", tag_field="type", gc=False):
@@ -86,16 +86,36 @@ class _Line(msgspec.Struct, gc=False):
 
 
 @functools.cache
-def _codec() -> tuple[Callable[[bytes], Any], Callable[[Any], bytes]]:
-    return msgspec.json.Decoder(_Line).decode, msgspec.json.Encoder().encode
+def _codec() -> tuple[Callable[[bytes], Any], Callable[[bytes], Any], Callable[[Any], bytes]]:
+    return (
+        msgspec.json.Decoder(_Line).decode,
+        msgspec.json.Decoder(list[_Line]).decode,
+        msgspec.json.Encoder().encode,
+    )
 
 
 def encoded_request_line(raw: bytes) -> bytes | None:
     """The request bytes of the item of the ``response_item`` line ``raw`` (see the module
     docstring), or None when this fast path does not take it (the caller shapes its JSON)."""
-    decode, encode = _codec()
+    decode, _, encode = _codec()
     try:
         payload = decode(raw).payload
     except msgspec.MsgspecError:
         return None
     return encode(payload)
+
+
+def encoded_request_lines(lines: list[bytes]) -> bytes | None:
+    """``encoded_request_line`` of every line of ``lines``, comma-joined (the inside of their
+    JSON array: msgspec writes an array's elements as it writes each alone, with ``,`` between
+    them), in one decode and one encode; None when the fast path does not take one of them."""
+    _, decode_many, encode = _codec()
+    try:
+        decoded = decode_many(b"[" + b",".join(lines) + b"]")
+    except msgspec.MsgspecError:
+        return None
+    return encode([line.payload for line in decoded])[1:-1]
+
+
+LINE_ENCODERS = (encoded_request_line, encoded_request_lines)
+"""``InputPieces``' ``encode_line`` and ``encode_lines`` for the Responses API."""
