@@ -22,6 +22,7 @@ a line with other whitespace, such as a form feed, is stripped and parsed again)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -45,7 +46,7 @@ from mini_codex.rollout.replay.fast.typed_lines import (
     ITEM_HINT,
     TURN_CONTEXT_HINT,
     WORLD_STATE_HINT,
-    typed_decoders,
+    decoders_for,
 )
 from mini_codex.rollout.replay.fold import Fold
 from mini_codex.rollout.replay.lines import ReadStats
@@ -125,7 +126,11 @@ def scan_lines(
     turn_context_exact = TURN_CONTEXT_EXACT
     loads, decode_error, line_kinds = orjson.loads, orjson.JSONDecodeError, LINE_KINDS
     early_exit = fold.early_exit
-    decoders = typed_decoders()
+    newest = next(blocks, None)
+    if newest is None:
+        return None
+    blocks = itertools.chain((newest,), blocks)
+    decoders = decoders_for(newest)
     decode_item, decode_event = decoders.decode_item, decoders.decode_event
     decode_world_state, decode_turn_context = (
         decoders.decode_world_state,

@@ -35,7 +35,7 @@ refused by both parsers alike (the tests check each).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
@@ -53,10 +53,12 @@ __all__ = [
     "ITEM_HINT",
     "JSON_DEPTH",
     "TURN_CONTEXT_HINT",
+    "TYPED_HINTS",
     "WORLD_STATE_HINT",
     "ExactJsonValue",
     "JsonValue",
     "TypedDecoders",
+    "decoders_for",
     "typed_decoders",
 ]
 
@@ -285,3 +287,34 @@ def _line_decoder(kind: str, payload: Any) -> Any:
 def typed_decoders() -> TypedDecoders:
     """The decoders (built on first use: no work at import)."""
     return TypedDecoders(EVENT_MODELS)
+
+
+TYPED_HINTS = frozenset({ITEM_HINT, EVENT_HINT, WORLD_STATE_HINT, TURN_CONTEXT_HINT})
+"""The hints a line mini-codex writes has (Codex's lines carry an ``ordinal`` there)."""
+
+
+def _refuse(raw: bytes) -> Any:
+    raise msgspec.DecodeError("no typed decoding for this file")
+
+
+class _Refusing:
+    """Decoders that take no line (every line takes the ``orjson`` path, which decides the
+    same), for a file whose lines have no typed hints."""
+
+    def __init__(self) -> None:
+        self.items: dict[type[msgspec.Struct], str] = {}
+        self.message: type[msgspec.Struct] | None = None
+        self.events: dict[type[msgspec.Struct], str] = {}
+        self.decode_item = self.decode_event = self.decode_world_state = _refuse
+        self.decode_turn_context: Callable[[bytes], Any] | None = _refuse
+
+
+def decoders_for(newest: Sequence[bytes]) -> TypedDecoders | _Refusing:
+    """The decoders for a file whose newest block of lines is ``newest``: the typed ones when
+    one of them has a typed hint, else decoders that refuse every line (a file Codex wrote:
+    building the typed decoders would cost more than the few lines they could take). Either
+    way the replay is the same (see the module docstring's contract)."""
+    hints = TYPED_HINTS
+    if any(raw[HINT_SLICE] in hints for raw in newest):
+        return typed_decoders()
+    return _Refusing()
