@@ -21,6 +21,8 @@ from mini_codex.context.lazy import LazyHistory, PromptItems
 from mini_codex.context.normalize import (
     PairingIndex,
     normalize_history,
+    normalize_lazy,
+    normalize_lazy_tail,
     paired_call_id,
 )
 from mini_codex.protocol.items import ResponseItem
@@ -68,6 +70,9 @@ class ContextManager:
         self._baseline = world_state_baseline
         self._pairing: PairingIndex | None = None
         """Call/output keys of ``_items``, built on first use, kept up to date on appends."""
+        self._normalized: tuple[LazyHistory, frozenset[tuple[str, str]], LazyHistory] | None
+        self._normalized = None
+        """``_lazy``, the keys of its orphan calls and outputs and its normalized view."""
 
     def _typed(self) -> list[ResponseItem]:
         """All items as typed items (builds a lazy prefix once)."""
@@ -111,7 +116,16 @@ class ContextManager:
         if self._pairing.balanced:
             # what normalize_history returns, without the walk
             return list(self._items) if lazy is None else PromptItems(lazy, self._items)
-        return normalize_history(self._typed())
+        if lazy is None:
+            return normalize_history(self._items)
+        # The lazy prefix's normalized view is kept while its orphans stay unmatched (the
+        # same object: the provider reuses its encoded chunks).
+        kept = self._normalized
+        if kept is not None and kept[0] is lazy and kept[1] <= self._pairing.unmatched:
+            return PromptItems(kept[2], normalize_lazy_tail(self._items, self._pairing))
+        view, tail, orphans = normalize_lazy(lazy, self._items, self._pairing)
+        self._normalized = (lazy, orphans, view)
+        return PromptItems(view, tail)
 
     # --- appending (keeps the baseline) -----------------------------------------------------
 

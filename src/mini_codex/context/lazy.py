@@ -25,7 +25,7 @@ from typing import Any, overload
 
 from mini_codex.protocol.items import InputText, Message, ResponseItem
 
-__all__ = ["LazyHistory", "PromptItems"]
+__all__ = ["LazyHistory", "PatchedHistory", "PromptItems"]
 
 
 class LazyHistory(Sequence[ResponseItem]):
@@ -73,6 +73,45 @@ class LazyHistory(Sequence[ResponseItem]):
                     (role, part.text) for part in item.content if isinstance(part, InputText)
                 )
         return texts
+
+
+class PatchedHistory(LazyHistory):
+    """``base`` with some items left out and typed items inserted, still lazy: ``order`` holds,
+    per item, its index in ``base`` or the inserted item (the normalized view of a resumed
+    history whose tool calls are not all answered, ``normalize.normalize_lazy``)."""
+
+    __slots__ = ("_base", "_order")
+
+    def __init__(self, base: LazyHistory, order: list[int | ResponseItem]) -> None:
+        self._base = base
+        self._order = order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, index: int) -> ResponseItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ResponseItem, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ResponseItem | tuple[ResponseItem, ...]:
+        if isinstance(index, slice):
+            return tuple(self[position] for position in range(*index.indices(len(self))))
+        entry = self._order[index]
+        return self._base[entry] if type(entry) is int else entry  # type: ignore[return-value]
+
+    def json_at(self, index: int) -> dict[str, Any]:
+        entry = self._order[index]
+        return self._base.json_at(entry) if type(entry) is int else entry.to_json()  # type: ignore[union-attr]
+
+    def line_at(self, index: int) -> bytes | None:
+        entry = self._order[index]
+        return self._base.line_at(entry) if type(entry) is int else None
+
+    def kind_at(self, index: int) -> tuple[Any, Any]:
+        entry = self._order[index]
+        return self._base.kind_at(entry) if type(entry) is int else super().kind_at(index)
 
 
 class PromptItems(Sequence[ResponseItem]):
