@@ -51,8 +51,9 @@ class ContextManager:
     ``for_prompt()`` return new sequences.
 
     A resumed history (a ``LazyHistory``, given to :meth:`replace`) stays lazy: appends go
-    after it, the pairing index and the world-state diff read it through ``json_at`` (only its
-    messages are built), and ``for_prompt`` hands it on inside a ``PromptItems``. The first
+    after it, the pairing index reads its ``kinds()``, the world-state diff its messages'
+    ``input_texts`` (no item built), and ``for_prompt`` hands it on inside a ``PromptItems``
+    (as a lazy normalized view when a tool call is unanswered, ``normalize_lazy``). The first
     edit that needs typed items (trimming, rollback, ``items``) builds them all (``_typed``).
     """
 
@@ -78,7 +79,7 @@ class ContextManager:
         """All items as typed items (builds a lazy prefix once)."""
         if self._lazy is not None:
             self._items[:0] = self._lazy
-            self._lazy = self._lazy_messages = None
+            self._lazy = self._lazy_messages = self._normalized = None
         return self._items
 
     def _index_lazy(self, lazy: LazyHistory) -> PairingIndex:
@@ -146,7 +147,7 @@ class ContextManager:
             self._lazy, self._items = items, []
         else:
             self._lazy, self._items = None, list(items)
-        self._lazy_messages = None
+        self._lazy_messages = self._normalized = None
         self._baseline = None
         self._pairing = None
 

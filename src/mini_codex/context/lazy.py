@@ -1,7 +1,8 @@
 """Histories whose items are built on first read, and the prompt input made of one (pure).
 
 What belongs here: :class:`LazyHistory`, the contract of a replayed history that keeps its items
-as raw JSON until someone reads them (``rollout.replay.History`` implements it), and
+as raw JSON until someone reads them (``rollout.replay.History`` implements it),
+:class:`PatchedHistory`, such a history with items left out or inserted (normalized), and
 :class:`PromptItems`, a prompt's input made of such a history plus the items appended since.
 What does not: deciding which raw items are valid (``rollout/replay``), encoding request bodies
 (``models``).
@@ -9,9 +10,10 @@ What does not: deciding which raw items are valid (``rollout/replay``), encoding
 Why (issue 13): a resumed session of 100k rollout lines holds ~40k history items. Building their
 pydantic models costs more than the replay itself and several times its memory, and the first
 request needs only each item's request bytes, its call/output pairing key and, for the
-world-state diff, the messages. So the ``ContextManager`` keeps a resumed history lazy
-(``ContextManager.replace``), answers those questions from :meth:`LazyHistory.json_at` (one parse
-of the raw item, no model) and the providers encode the request from the same JSON. Reading an
+world-state diff, the messages' input texts. So the ``ContextManager`` keeps a resumed history
+lazy (``ContextManager.replace``) and answers those questions from ``kinds``, ``input_texts``
+and ``json_at`` (partial or whole parses of the raw item, no model); the providers encode the
+request from the item's rollout line (``line_at``) or its JSON (issue 30). Reading an
 item through the ``Sequence`` interface still gives the typed item, equal to the one the eager
 path builds, so every other consumer is unchanged (only slower on first read).
 """
