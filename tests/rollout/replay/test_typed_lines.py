@@ -405,6 +405,10 @@ def test_a_codex_file_is_replayed_without_typed_decoders_and_the_same() -> None:
         envelope("event_msg", b'{"type":"task_complete","turn_id":"m1"}') + b"\n",
     ]
     assert decoders_for(mini) is typed_decoders()
+    assert decoders_for([*codex[-40:], mini[0]]) is typed_decoders()
+    assert decoders_for([]) is typed_decoders()  # nothing known: the usual decoders
+    compacted = envelope("compacted", b'{"message":"m"}') + b"\n"
+    assert decoders_for([compacted]) is typed_decoders()
     data = b"".join([*codex[:30], *mini, *codex[30:]])
     newest_first = data.splitlines(keepends=True)[::-1]
     for size in (10, len(newest_first)):

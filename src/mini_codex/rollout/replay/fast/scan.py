@@ -11,9 +11,10 @@ reading (``rollout/reader.py``).
 Why a separate loop: a whole-file replay of a 1M-line rollout runs it a million times, and in
 CPython every function call and allocation per line shows. Each line first goes to the typed
 decoder its kind hint picks (``typed_lines.py``: msgspec parses it and checks the item or event
-exactly in C); a line no decoder takes is parsed with ``orjson`` and checked here, inline for the
-common well-formed kinds (valid non-message response items, ``token_count`` events, world-state
-lines, turn contexts, the events replay uses), through ``classify`` for the rest. Both paths feed
+exactly in C; none in a file Codex wrote, whose lines carry no hint: ``decoders_for``); a line
+no decoder takes is parsed with ``orjson`` and checked here, inline for the common well-formed
+kinds (valid non-message response items, ``token_count`` events, world-state lines, turn
+contexts, the events replay uses), through ``classify`` for the rest. Both paths feed
 the fold the same way; valid items keep the line text itself as their source.
 
 Blank lines are not lines; whitespace around a line is ignored (``orjson`` skips JSON whitespace;

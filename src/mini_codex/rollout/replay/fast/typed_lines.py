@@ -52,6 +52,7 @@ __all__ = [
     "HINT_SLICE",
     "ITEM_HINT",
     "JSON_DEPTH",
+    "ORDINAL_HINTS",
     "TURN_CONTEXT_HINT",
     "TYPED_HINTS",
     "WORLD_STATE_HINT",
@@ -290,7 +291,10 @@ def typed_decoders() -> TypedDecoders:
 
 
 TYPED_HINTS = frozenset({ITEM_HINT, EVENT_HINT, WORLD_STATE_HINT, TURN_CONTEXT_HINT})
-"""The hints a line mini-codex writes has (Codex's lines carry an ``ordinal`` there)."""
+"""The hints that pick a decoder (the lines of those kinds mini-codex writes have them)."""
+ORDINAL_HINTS = frozenset(b'":%d' % digit for digit in range(10))
+"""What a line Codex writes holds at :data:`HINT_SLICE`: ``"ordinal":N`` comes before its
+``type`` (``{"timestamp":"<24 characters>","ordinal":N,"type":…``)."""
 
 
 def _refuse(raw: bytes) -> Any:
@@ -310,11 +314,11 @@ class _Refusing:
 
 
 def decoders_for(newest: Sequence[bytes]) -> TypedDecoders | _Refusing:
-    """The decoders for a file whose newest block of lines is ``newest``: the typed ones when
-    one of them has a typed hint, else decoders that refuse every line (a file Codex wrote:
-    building the typed decoders would cost more than the few lines they could take). Either
-    way the replay is the same (see the module docstring's contract)."""
-    hints = TYPED_HINTS
-    if any(raw[HINT_SLICE] in hints for raw in newest):
-        return typed_decoders()
-    return _Refusing()
+    """The decoders for a file whose newest block of lines is ``newest``: decoders that refuse
+    every line when those lines are Codex's (an ordinal hint, no typed hint: building the typed
+    decoders would cost more than the few lines of such a file they could take), else the
+    typed ones. Either way the replay is the same (see the module docstring's contract)."""
+    hints = {raw[HINT_SLICE] for raw in newest}
+    if hints & ORDINAL_HINTS and not hints & TYPED_HINTS:
+        return _Refusing()
+    return typed_decoders()
