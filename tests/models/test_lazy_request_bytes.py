@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mini_codex.context import ContextManager, PromptItems
+from mini_codex.models import request_body
 from mini_codex.models.base import Prompt
 from mini_codex.models.openai_responses import (
     OpenAIResponsesClient,
@@ -25,8 +26,9 @@ from mini_codex.models.openai_responses import (
     encoded_request_json,
 )
 from mini_codex.models.request_body import ArrayChunks
-from mini_codex.protocol.items import Message, ResponseItem, parse_response_item
+from mini_codex.protocol.items import ResponseItem, parse_response_item
 from mini_codex.rollout.resume import load_resume_state
+from mini_codex.world_state.state import InputTexts, input_texts
 
 TEXT = st.sampled_from(
     ["", "ok", 'é "q" \\ \n 中文 😀', "<environment_context>x</environment_context>"]
@@ -142,6 +144,7 @@ def test_a_lazy_resumed_history_prompts_and_encodes_like_the_typed_one(
     appended: list[dict[str, Any]],
 ) -> None:
     monkeypatch.setattr(ArrayChunks, "CHUNK_BYTES", 64)  # reused chunks even in small bodies
+    monkeypatch.setattr(request_body, "LINE_BATCH", 3)  # batches of lines, some not all fast
     path = tmp_path / "rollout.jsonl"
     _write_rollout(path, history)
     lazy = ContextManager()
@@ -163,10 +166,10 @@ def test_a_lazy_resumed_history_prompts_and_encodes_like_the_typed_one(
     body = _client().request_bytes(_prompt(expected))
     assert sent.request_bytes(_prompt(later)) == body  # the same client, its caches warm
     assert _client().request_bytes(_prompt(later)) == body
-    retained = lazy._retained_messages()  # what the world-state diff reads: the messages
-    assert [item for item in retained if isinstance(item, Message)] == [
-        item for item in eager.items if isinstance(item, Message)
-    ]
+    retained = lazy._retained_history()  # what the world-state diff reads: the input texts
+    texts = retained.read() if isinstance(retained, InputTexts) else input_texts(retained)
+    assert texts == input_texts(eager.items)
+    assert eager._retained_history() == list(eager.items)
     assert lazy.items == eager.items
     # The same law on the input itself, balanced or not: a lazy prefix encodes like its items.
     raw, typed = load_resume_state(path).history, tuple(load_resume_state(path).history)

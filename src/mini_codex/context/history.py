@@ -21,13 +21,15 @@ from mini_codex.context.lazy import LazyHistory, PromptHistory, PromptItems
 from mini_codex.context.normalize import (
     PairingIndex,
     normalize_history,
+    normalize_lazy,
+    normalize_lazy_tail,
     paired_call_id,
 )
-from mini_codex.protocol.items import Message, ResponseItem
+from mini_codex.protocol.items import ResponseItem
 from mini_codex.protocol.rollout import WorldStateItem
 from mini_codex.world_state.fragment import Fragment
 from mini_codex.world_state.snapshot import WorldStateSnapshot
-from mini_codex.world_state.state import WorldState
+from mini_codex.world_state.state import InputTexts, WorldState, input_texts
 
 __all__ = ["ContextManager", "is_user_turn_start"]
 
@@ -49,8 +51,9 @@ class ContextManager:
     ``for_prompt()`` return new sequences.
 
     A resumed history (a ``LazyHistory``, given to :meth:`replace`) stays lazy: appends go
-    after it, the pairing index and the world-state diff read it through ``json_at`` (only its
-    messages are built), and ``for_prompt`` hands it on inside a ``PromptItems``. The first
+    after it, the pairing index reads its ``kinds()``, the world-state diff its messages'
+    ``input_texts`` (no item built), and ``for_prompt`` hands it on inside a ``PromptItems``
+    (as a lazy normalized view when a tool call is unanswered, ``normalize_lazy``). The first
     edit that needs typed items (trimming, rollback, ``items``) builds them all (``_typed``).
     """
 
@@ -70,12 +73,15 @@ class ContextManager:
         """Call/output keys of ``_items``, built on first use, kept up to date on appends."""
         self._lineage = object()
         """Replaced by every change to the items but an append (``PromptHistory``)."""
+        self._normalized: tuple[LazyHistory, frozenset[tuple[str, str]], LazyHistory] | None
+        self._normalized = None
+        """``_lazy``, the keys of its orphan calls and outputs and its normalized view."""
 
     def _typed(self) -> list[ResponseItem]:
         """All items as typed items (builds a lazy prefix once)."""
         if self._lazy is not None:
             self._items[:0] = self._lazy
-            self._lazy = self._lazy_messages = None
+            self._lazy = self._lazy_messages = self._normalized = None
             self._lineage = object()
         return self._items
 
@@ -116,7 +122,16 @@ class ContextManager:
             # what normalize_history returns, without the walk
             stored = PromptHistory(self._items, self._lineage)
             return stored if lazy is None else PromptItems(lazy, stored)
-        return normalize_history(self._typed())
+        if lazy is None:
+            return normalize_history(self._items)
+        # The lazy prefix's normalized view is kept while its orphans stay unmatched (the
+        # same object: the provider reuses its encoded chunks).
+        kept = self._normalized
+        if kept is not None and kept[0] is lazy and kept[1] <= self._pairing.unmatched:
+            return PromptItems(kept[2], normalize_lazy_tail(self._items, self._pairing))
+        view, tail, orphans = normalize_lazy(lazy, self._items, self._pairing)
+        self._normalized = (lazy, orphans, view)
+        return PromptItems(view, tail)
 
     # --- appending (keeps the baseline) -----------------------------------------------------
 
@@ -138,7 +153,7 @@ class ContextManager:
         else:
             self._lazy, self._items = None, list(items)
         self._lineage = object()
-        self._lazy_messages = None
+        self._lazy_messages = self._normalized = None
         self._baseline = None
         self._pairing = None
 
@@ -190,7 +205,7 @@ class ContextManager:
         baseline is replaced by the new snapshot in every case.
         """
         snapshot = world_state.snapshot()
-        fragments = world_state.render_history_diff(self._baseline, self._retained_messages())
+        fragments = world_state.render_history_diff(self._baseline, self._retained_history())
         item: WorldStateItem | None
         if self._baseline is None:
             item = WorldStateItem(full=True, state=snapshot.to_json())
@@ -200,14 +215,15 @@ class ContextManager:
         self._baseline = snapshot
         return fragments, item
 
-    def _retained_messages(self) -> Sequence[ResponseItem]:
-        """What ``render_history_diff`` reads of history: its messages, in order (all items
-        while nothing is lazy; a lazy history builds only its messages)."""
+    def _retained_history(self) -> Sequence[ResponseItem] | InputTexts:
+        """What ``render_history_diff`` reads of history: all items while nothing is lazy, else
+        the input texts of its messages (a lazy history reads its own without building them)."""
         lazy = self._lazy
         if lazy is None:
             return self._items
         if self._lazy_messages is None:
             self._pairing = self._index_lazy(lazy)
-        assert self._lazy_messages is not None
-        built = [lazy[index] for index in self._lazy_messages]
-        return [*built, *(item for item in self._items if isinstance(item, Message))]
+        messages = self._lazy_messages
+        assert messages is not None
+        appended = tuple(self._items)
+        return InputTexts(lambda: [*lazy.input_texts(messages), *input_texts(appended)])

@@ -1,7 +1,8 @@
 """Histories whose items are built on first read, and the prompt input made of one (pure).
 
 What belongs here: :class:`LazyHistory`, the contract of a replayed history that keeps its items
-as raw JSON until someone reads them (``rollout.replay.History`` implements it), and
+as raw JSON until someone reads them (``rollout.replay.History`` implements it),
+:class:`PatchedHistory`, such a history with items left out or inserted (normalized), and
 :class:`PromptItems`, a prompt's input made of such a history plus the items appended since.
 What does not: deciding which raw items are valid (``rollout/replay``), encoding request bodies
 (``models``).
@@ -9,9 +10,10 @@ What does not: deciding which raw items are valid (``rollout/replay``), encoding
 Why (issue 13): a resumed session of 100k rollout lines holds ~40k history items. Building their
 pydantic models costs more than the replay itself and several times its memory, and the first
 request needs only each item's request bytes, its call/output pairing key and, for the
-world-state diff, the messages. So the ``ContextManager`` keeps a resumed history lazy
-(``ContextManager.replace``), answers those questions from :meth:`LazyHistory.json_at` (one parse
-of the raw item, no model) and the providers encode the request from the same JSON. Reading an
+world-state diff, the messages' input texts. So the ``ContextManager`` keeps a resumed history
+lazy (``ContextManager.replace``) and answers those questions from ``kinds``, ``input_texts``
+and ``json_at`` (partial or whole parses of the raw item, no model); the providers encode the
+request from the item's rollout line (``line_at``) or its JSON (issue 30). Reading an
 item through the ``Sequence`` interface still gives the typed item, equal to the one the eager
 path builds, so every other consumer is unchanged (only slower on first read).
 
@@ -27,9 +29,9 @@ from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import Any, overload
 
-from mini_codex.protocol.items import ResponseItem
+from mini_codex.protocol.items import InputText, Message, ResponseItem
 
-__all__ = ["LazyHistory", "PromptHistory", "PromptItems"]
+__all__ = ["LazyHistory", "PatchedHistory", "PromptHistory", "PromptItems"]
 
 
 class LazyHistory(Sequence[ResponseItem]):
@@ -38,13 +40,21 @@ class LazyHistory(Sequence[ResponseItem]):
     ``json_at(index)`` is the item's JSON object, equal to ``self[index].to_json()`` (as a dict:
     the keys may come in the rollout's order, not the model's) and fresh (the caller may keep or
     change it), without building the model when it was not read yet;
-    ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``.
+    ``kind_at(index)`` (``kinds()`` for all) reads only its ``type`` and ``call_id``;
+    ``line_at(index)`` is the rollout line it was read from, when there is one;
+    ``input_texts(indexes)`` what the world-state diff reads of the messages among them.
     """
 
     __slots__ = ()
 
     @abstractmethod
     def json_at(self, index: int) -> dict[str, Any]: ...
+
+    def line_at(self, index: int) -> bytes | None:
+        """The whole rollout line item ``index`` was read from (a ``response_item`` line whose
+        payload is the item, proved valid by the replay: its JSON is :meth:`json_at`'s), None
+        when it has none (the providers then read :meth:`json_at`)."""
+        return None
 
     def kind_at(self, index: int) -> tuple[Any, Any]:
         """The ``type`` and ``call_id`` of item ``index``'s JSON (None when absent); what the
@@ -55,6 +65,59 @@ class LazyHistory(Sequence[ResponseItem]):
     def kinds(self) -> list[tuple[Any, Any]]:
         """``kind_at`` of every item, in order."""
         return [self.kind_at(index) for index in range(len(self))]
+
+    def input_texts(self, indexes: Sequence[int]) -> list[tuple[str, str]]:
+        """The (role, text) of every ``input_text`` part of the messages among the items at
+        ``indexes``, in order (what the world-state diff reads; implementations may read them
+        without building the messages)."""
+        texts: list[tuple[str, str]] = []
+        for index in indexes:
+            item = self[index]
+            if isinstance(item, Message):
+                role = item.role
+                texts.extend(
+                    (role, part.text) for part in item.content if isinstance(part, InputText)
+                )
+        return texts
+
+
+class PatchedHistory(LazyHistory):
+    """``base`` with some items left out and typed items inserted, still lazy: ``order`` holds,
+    per item, its index in ``base`` or the inserted item (the normalized view of a resumed
+    history whose tool calls are not all answered, ``normalize.normalize_lazy``)."""
+
+    __slots__ = ("_base", "_order")
+
+    def __init__(self, base: LazyHistory, order: list[int | ResponseItem]) -> None:
+        self._base = base
+        self._order = order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, index: int) -> ResponseItem: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ResponseItem, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ResponseItem | tuple[ResponseItem, ...]:
+        if isinstance(index, slice):
+            return tuple(self[position] for position in range(*index.indices(len(self))))
+        entry = self._order[index]
+        return self._base[entry] if type(entry) is int else entry  # type: ignore[return-value]
+
+    def json_at(self, index: int) -> dict[str, Any]:
+        entry = self._order[index]
+        return self._base.json_at(entry) if type(entry) is int else entry.to_json()  # type: ignore[union-attr]
+
+    def line_at(self, index: int) -> bytes | None:
+        entry = self._order[index]
+        return self._base.line_at(entry) if type(entry) is int else None
+
+    def kind_at(self, index: int) -> tuple[Any, Any]:
+        entry = self._order[index]
+        return self._base.kind_at(entry) if type(entry) is int else super().kind_at(index)
 
 
 class PromptItems(Sequence[ResponseItem]):

@@ -16,8 +16,10 @@ function call: ``function_call_output`` answers it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
+from mini_codex.context.lazy import LazyHistory, PatchedHistory
 from mini_codex.protocol.items import (
     CustomToolCall,
     CustomToolCallOutput,
@@ -31,6 +33,8 @@ __all__ = [
     "ABORTED_OUTPUT",
     "PairingIndex",
     "normalize_history",
+    "normalize_lazy",
+    "normalize_lazy_tail",
     "paired_call_id",
 ]
 
@@ -114,6 +118,57 @@ def normalize_history(items: Sequence[ResponseItem]) -> list[ResponseItem]:
     return normalized
 
 
+def normalize_lazy(
+    prefix: LazyHistory, tail: Sequence[ResponseItem], index: PairingIndex
+) -> tuple[LazyHistory, list[ResponseItem], frozenset[tuple[str, str]]]:
+    """``normalize_history(prefix + tail)`` as a still lazy prefix and a typed tail, ``index``
+    being the pairing index of ``prefix + tail``: the same rule per item (an orphan call gets
+    its ``aborted`` output right after it, an orphan output is left out), with the prefix's
+    keys read from its ``kinds()`` (no item built). The prefix itself when it keeps all its
+    items and gains none. Also the keys of the prefix's orphans: the prefix's part stays the
+    same while they all stay unmatched (appending cannot make another prefix item an orphan)."""
+    calls, outputs = index.calls, index.outputs
+    order: list[int | ResponseItem] = []
+    orphans: set[tuple[str, str]] = set()
+    for position, (kind, call_id) in enumerate(prefix.kinds()):
+        key = _json_call_key(kind, call_id)
+        if key is not None:
+            order.append(position)
+            if key not in outputs:
+                order.append(_aborted_output(*key))
+                orphans.add(key)
+        elif kind in _JSON_OUTPUTS and (answers := (_JSON_OUTPUTS[kind], call_id)) not in calls:
+            orphans.add(answers)
+        else:
+            order.append(position)
+    view = PatchedHistory(prefix, order) if orphans else prefix
+    return view, normalize_lazy_tail(tail, index), frozenset(orphans)
+
+
+def normalize_lazy_tail(tail: Sequence[ResponseItem], index: PairingIndex) -> list[ResponseItem]:
+    """The tail part of :func:`normalize_lazy` (its prefix part depends only on which keys
+    are unmatched: a caller may keep that view while they stay the same)."""
+    calls, outputs = index.calls, index.outputs
+    normalized: list[ResponseItem] = []
+    for item in tail:
+        if (key := _call_key(item)) is not None:
+            normalized.append(item)
+            if key not in outputs:
+                normalized.append(_aborted_output(*key))
+        elif (key := _output_key(item)) is None or key in calls:
+            normalized.append(item)
+    return normalized
+
+
+def _json_call_key(kind: Any, call_id: Any) -> tuple[str, str] | None:
+    """``_call_key`` of the item whose JSON has this ``type`` and ``call_id``."""
+    if kind in _JSON_CALLS:
+        return (_JSON_CALLS[kind], call_id)
+    if kind == "local_shell_call" and isinstance(call_id, str):
+        return (_FUNCTION, call_id)
+    return None
+
+
 class PairingIndex:
     """The call and output keys of a growing history, kept up to date on appends.
 
@@ -168,3 +223,18 @@ class PairingIndex:
     @property
     def balanced(self) -> bool:
         return not self._unmatched
+
+    @property
+    def calls(self) -> AbstractSet[tuple[str, str]]:
+        """The keys of the calls (read only)."""
+        return self._calls
+
+    @property
+    def outputs(self) -> AbstractSet[tuple[str, str]]:
+        """The keys of the outputs (read only)."""
+        return self._outputs
+
+    @property
+    def unmatched(self) -> AbstractSet[tuple[str, str]]:
+        """The keys of the calls without an output and the outputs without a call (read only)."""
+        return self._unmatched

@@ -13,9 +13,8 @@ are never sent (with ``store=false`` they reference nothing on the server), reas
 without ``encrypted_content`` are dropped (the server could not use them), and items of types the
 API does not take back (``ghost_snapshot``, unknown future items) are left out.
 
-The body goes out pre-serialized (``request_pieces``: each history item's bytes cached by
-identity, ``models.request_body``) through ``models.http_post`` (the ``openai`` SDK is not
-imported); each stream event is decoded into a msgspec struct (``models.stream_events``).
+The body goes out pre-serialized (``request_pieces``, ``request_body``, ``request_lines``)
+through ``models.http_post``; each stream event is decoded into a msgspec struct.
 The SDK's ``responses.create``, the byte-equal reference, is a test subclass's ``_send``.
 
 Stream events map to ``ModelEvent``s: ``response.created`` → ``Created``,
@@ -58,6 +57,7 @@ from mini_codex.models.request_body import (
     dumps,
     object_pieces,
 )
+from mini_codex.models.request_lines import LINE_ENCODERS
 from mini_codex.models.retry import classify_stream_failure
 from mini_codex.models.stream_events import (
     decode_response_event,
@@ -265,7 +265,7 @@ class OpenAIResponsesClient(OpenAISdkClient):
 
     @functools.cached_property
     def _input_pieces(self) -> InputPieces:
-        return InputPieces(encoded_request_json, self._input_cache)
+        return InputPieces(encoded_request_json, self._input_cache, *LINE_ENCODERS)
 
     def request_body(self, prompt: Prompt) -> dict[str, Any]:
         """The keyword arguments of ``responses.create`` for ``prompt`` (without ``stream``)."""

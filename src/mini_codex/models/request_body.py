@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import operator
 from bisect import bisect_left
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain, repeat
 from typing import Any, Generic, TypeVar
 
@@ -317,18 +317,21 @@ class InputPieces:
     ``PromptItems`` whose history is still lazy (a resumed session).
 
     Typed items go through ``cache`` (bytes by identity) and ``ArrayChunks``. A lazy prefix is
-    encoded once per prefix, from each item's JSON (``encode_json``, the same bytes the cache
-    gives for the built item), straight into chunks of about ``ArrayChunks.CHUNK_BYTES``: only
-    the chunks are kept (the items' bytes would double the memory of a long resumed history),
-    and the items appended since go through the cache and chunks of their own.
+    encoded once per prefix, straight into chunks of about ``ArrayChunks.CHUNK_BYTES`` (only
+    the chunks are kept), from the items' rollout lines (``encode_lines``: :data:`LINE_BATCH`
+    at a time, comma-joined; else ``encode_line``) or else their JSON (``encode_json``), all
+    the bytes the cache gives for the built item; appended items go through the cache.
     """
 
     def __init__(
         self,
         encode_json: Callable[[dict[str, Any]], bytes | None],
         cache: ItemCache[Any, bytes | None],
+        encode_line: Callable[[bytes], bytes | None] | None = None,
+        encode_lines: Callable[[list[bytes]], bytes | None] | None = None,
     ) -> None:
         self._encode_json = encode_json
+        self._encode_line, self._encode_lines = encode_line, encode_lines
         self._cache = cache
         self._chunks = ArrayChunks()
         self._prefix: LazyHistory | None = None
@@ -356,17 +359,32 @@ class InputPieces:
         self._chunks = ArrayChunks()
         self._prefix, self._prefix_chunks, self._prefix_started = None, [], False
 
+    def _prefix_parts(self, prefix: LazyHistory) -> Iterator[bytes]:
+        """``prefix``'s items encoded, in order (those not sent left out; a batch: one part)."""
+        json_at, encode_json, line_at = prefix.json_at, self._encode_json, prefix.line_at
+        encode_line, encode_lines = self._encode_line, self._encode_lines
+        total = len(prefix)
+        for start in range(0, total, LINE_BATCH):
+            lines = [line_at(index) for index in range(start, min(start + LINE_BATCH, total))]
+            if encode_lines is not None and None not in lines:
+                joined = encode_lines(lines)  # type: ignore[arg-type]
+                if joined is not None:
+                    yield joined
+                    continue
+            for index, line in enumerate(lines, start):
+                part = encode_line(line) if encode_line is not None and line is not None else None
+                if part is None:
+                    part = encode_json(json_at(index))
+                if part is not None:
+                    yield part
+
     def _encode_prefix(self, prefix: LazyHistory) -> None:
-        json_at, encode_json = prefix.json_at, self._encode_json
         limit = ArrayChunks.CHUNK_BYTES
         chunks: list[bytes] = []
         run: list[bytes] = []
         size = 0
         started = False
-        for index in range(len(prefix)):
-            part = encode_json(json_at(index))
-            if part is None:
-                continue
+        for part in self._prefix_parts(prefix):
             if started:
                 run.append(b",")
             run.append(part)
@@ -381,6 +399,8 @@ class InputPieces:
 
 
 _MISSING: Any = object()
+
+LINE_BATCH = 512  # how many lines of a lazy prefix InputPieces hands to encode_lines at once
 
 
 __all__ = [

@@ -37,7 +37,7 @@ from mini_codex.world_state.fragment import Fragment
 from mini_codex.world_state.section import ABSENT, UNKNOWN, Known, Previous, Section
 from mini_codex.world_state.snapshot import WorldStateSnapshot
 
-__all__ = ["AnySection", "WorldState"]
+__all__ = ["AnySection", "InputTexts", "WorldState", "input_texts"]
 
 logger = logging.getLogger(__name__)
 
@@ -150,26 +150,47 @@ class _Slot:
         return None
 
 
+class InputTexts:
+    """What :meth:`WorldState.render_history_diff` reads of retained history, given without
+    the items: ``read()`` gives the (role, text) of every ``input_text`` content item of its
+    messages, in order (called at most once, and only when a section asks). For a caller that
+    can list them without building the messages (a resumed history, ``context.lazy``)."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read: Callable[[], list[tuple[str, str]]]) -> None:
+        self.read = read
+
+
+def input_texts(items: Iterable[ResponseItem]) -> list[tuple[str, str]]:
+    """The (role, text) of every ``input_text`` content item of the messages of ``items``."""
+    return [
+        (item.role, part.text)
+        for item in items
+        if isinstance(item, Message)
+        for part in item.content
+        if isinstance(part, InputText)
+    ]
+
+
 class _RetainedTexts:
     """The (role, text) of every ``input_text`` content item of the retained messages.
 
     Collected lazily, once per render, because most sections never ask.
     """
 
-    def __init__(self, history: Sequence[ResponseItem]) -> None:
+    def __init__(self, history: Sequence[ResponseItem] | InputTexts) -> None:
         self._history = history
         self._texts: list[tuple[str, str]] | None = None
 
     def satisfies(self, matcher: FragmentMatcher) -> bool:
         """Whether some retained message has an ``input_text`` item the matcher accepts."""
         if self._texts is None:
-            self._texts = [
-                (item.role, part.text)
-                for item in self._history
-                if isinstance(item, Message)
-                for part in item.content
-                if isinstance(part, InputText)
-            ]
+            history = self._history
+            if isinstance(history, InputTexts):
+                self._texts = history.read()
+            else:
+                self._texts = input_texts(history)
         return any(matcher(role, text) for role, text in self._texts)
 
 
@@ -266,7 +287,7 @@ class WorldState:
         )
 
     def render_history_diff(
-        self, previous: WorldStateSnapshot | None, history: Sequence[ResponseItem]
+        self, previous: WorldStateSnapshot | None, history: Sequence[ResponseItem] | InputTexts
     ) -> list[Fragment]:
         """The turn-start diff against a baseline, reconciled with retained ``history``.
 
@@ -274,7 +295,7 @@ class WorldState:
         retained-fragment matcher that no retained message satisfies, else ``Known``; without
         one, ``UNKNOWN`` if a retained message satisfies its legacy matcher, else ``ABSENT``.
         A message satisfies a matcher when one of its ``input_text`` items does (output text
-        and non-message items never do).
+        and non-message items never do); ``history`` may give just those (:class:`InputTexts`).
         """
         retained = _RetainedTexts(history)
 

@@ -18,6 +18,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from replay_reference import classified
 
 from mini_codex.jsonmerge import apply_merge_patch
 from mini_codex.protocol import (
@@ -37,6 +38,7 @@ from mini_codex.rollout.replay.exact import ITEM_CHECKS, MODELLED_ITEM_TYPES, it
 from mini_codex.rollout.replay.fast.scan import EVENT_ACTIONS
 from mini_codex.rollout.replay.fold import PATCH_WITHOUT_BASELINE, Fold
 from mini_codex.rollout.replay.history import History
+from mini_codex.rollout.replay.reconstruct import reconstruct_lines
 
 ENV = "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"
 
@@ -333,3 +335,45 @@ def test_whitespace_and_blank_lines_replay_like_their_stripped_text(tmp_path: Pa
 
     assert [raw for _, raw in iter_raw_lines(messy)] == lines
     assert replay_file(messy) == replay_file(plain)
+
+
+_ENVELOPE_VALUES = st.none() | st.booleans() | st.integers(-5, 5) | st.text() | st.just([])
+_LINE_TYPES = st.sampled_from(
+    ["token_usage_record", "inter_agent_communication", "event_msg", "response_item", "compacted",
+     "world_state", "turn_context", "session_meta", ""]
+) | _ENVELOPE_VALUES  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    timestamp=st.just("2026-01-01T00:00:00.000Z") | _ENVELOPE_VALUES,
+    kind=_LINE_TYPES,
+    payload=_ENVELOPE_VALUES | st.dictionaries(st.sampled_from(["type", "x"]), _ENVELOPE_VALUES),
+    ordinal=st.booleans(),
+)
+def test_any_envelope_replays_like_classify_then_fold(
+    timestamp: Any, kind: Any, payload: Any, ordinal: bool
+) -> None:
+    """The hot loop's shortcuts for lines replay ignores (unknown line types, counted) agree
+    with ``classify`` on any envelope, with or without Codex's ``ordinal``."""
+    line: dict[str, Any] = {"timestamp": timestamp, **({"ordinal": 3} if ordinal else {})}
+    line |= {"type": kind, "payload": payload}
+    turn = [
+        {"timestamp": "t", "type": "event_msg", "payload": {"type": "task_started"}},
+        line,
+        {"timestamp": "t", "type": "token_usage_record", "payload": {}},
+    ]
+    data = b"".join(orjson.dumps(obj) + b"\n" for obj in turn)
+    got = reconstruct_lines(
+        iter([data.splitlines(keepends=True)[::-1]]),
+        early_exit=False,
+        stats=ReadStats(),
+        count_all=True,
+    )
+    want = classified(data)
+    assert (got.stats, got.warnings, got.history.to_json(), got.world_state) == (
+        want.stats,
+        want.warnings,
+        [item.to_json() for item in want.history],
+        want.world_state,
+    )

@@ -35,6 +35,8 @@ from mini_codex.rollout.replay.fast.typed_lines import (
     ITEM_HINT,
     TURN_CONTEXT_HINT,
     WORLD_STATE_HINT,
+    TypedDecoders,
+    decoders_for,
     typed_decoders,
 )
 from mini_codex.rollout.replay.lines import ReadStats
@@ -378,3 +380,49 @@ def test_a_whole_file_replays_the_same_through_either_path(tmp_path: Path) -> No
         exact_json(want.world_state),
         want.stats,
     )
+
+
+# --- files Codex wrote: no typed decoding ---------------------------------------------------------
+
+CODEX_20_STEPS = next(
+    (Path(__file__).resolve().parents[2] / "fixtures/rollouts/codex").glob("codex-exec-0.169.0-*")
+)
+
+_CALL_M1 = b'{"type":"function_call","name":"shell","arguments":"{}","call_id":"m1"}'
+_OUTPUT_M1 = b'{"type":"function_call_output","call_id":"m1","output":"ok"}'
+
+
+def test_a_codex_file_is_replayed_without_typed_decoders_and_the_same() -> None:
+    """A file whose newest lines have no typed hint (Codex's ``ordinal`` sits there) gets
+    decoders that refuse every line; mini-codex lines older than the newest block (a file
+    mini-codex continued, then Codex) then take the orjson path: the replay is the same."""
+    codex = CODEX_20_STEPS.read_bytes().splitlines(keepends=True)
+    assert not isinstance(decoders_for(codex[-40:]), TypedDecoders)
+    mini = [
+        envelope("event_msg", b'{"type":"task_started","turn_id":"m1"}') + b"\n",
+        envelope("response_item", _CALL_M1) + b"\n",
+        envelope("response_item", _OUTPUT_M1) + b"\n",
+        envelope("event_msg", b'{"type":"task_complete","turn_id":"m1"}') + b"\n",
+    ]
+    assert decoders_for(mini) is typed_decoders()
+    assert decoders_for([*codex[-40:], mini[0]]) is typed_decoders()
+    assert decoders_for([]) is typed_decoders()  # nothing known: the usual decoders
+    compacted = envelope("compacted", b'{"message":"m"}') + b"\n"
+    assert decoders_for([compacted]) is typed_decoders()
+    data = b"".join([*codex[:30], *mini, *codex[30:]])
+    newest_first = data.splitlines(keepends=True)[::-1]
+    for size in (10, len(newest_first)):
+        blocks = [newest_first[start : start + size] for start in range(0, len(newest_first), size)]
+        got = reconstruct_lines(iter(blocks), early_exit=False, stats=ReadStats(), count_all=True)
+        want = classified(data)
+        assert (got.history.to_json(), got.stats, got.warnings, exact_json(got.world_state)) == (
+            want.history.to_json(),
+            want.stats,
+            want.warnings,
+            exact_json(want.world_state),
+        )
+        assert (got.reference_context, got.previous_turn_settings, got.window) == (
+            want.reference_context,
+            want.previous_turn_settings,
+            want.window,
+        )

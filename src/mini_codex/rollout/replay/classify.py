@@ -83,6 +83,7 @@ from mini_codex.rollout.replay.lines import (
 __all__ = [
     "EVENTS",
     "EVENT_MODELS",
+    "LINE_KINDS",
     "TURN_CONTEXT_EXACT",
     "classify",
     "classify_parsed_line",
@@ -329,6 +330,10 @@ _HANDLERS: dict[str, Callable[[object], Entry | Outcome | None]] = {
     "compacted": _raw_compacted_or_bad,
     "session_meta": _raw_session_meta,
 }
+
+LINE_KINDS = frozenset((*_HANDLERS, INTER_AGENT_COMMUNICATION))
+"""The line ``type`` values :func:`classify` acts on: a well-enveloped line of any other
+(string) ``type`` is only counted in ``stats.unknown_items``."""
 
 
 def classify(obj: object, stats: ReadStats) -> Entry | None:

@@ -55,6 +55,44 @@ class _KindLine(msgspec.Struct, gc=False):
 _decode_kind = msgspec.json.Decoder(_KindLine).decode
 
 
+class _Part(msgspec.Struct, gc=False):
+    type: Any = None
+    text: Any = None
+
+
+class _Texts(msgspec.Struct, gc=False):
+    type: Any = None
+    role: Any = None
+    content: list[_Part] | None = None
+
+
+class _TextsLine(msgspec.Struct, gc=False):
+    payload: _Texts
+
+
+_decode_texts = msgspec.json.Decoder(_TextsLine).decode
+
+
+def _line_texts(source: bytes) -> list[tuple[str, str]] | None:
+    """The (role, text) of the ``input_text`` parts of the message of line ``source`` (the
+    ``InputText`` parts its model has: those whose ``type`` is ``"input_text"``), read without
+    the model; None when the line is not plainly that (the caller builds the item)."""
+    try:
+        message = _decode_texts(source).payload
+    except msgspec.MsgspecError:
+        return None
+    role, content = message.role, message.content
+    if message.type != "message" or type(role) is not str or content is None:
+        return None
+    texts: list[tuple[str, str]] = []
+    for part in content:
+        if part.type == "input_text":
+            if type(part.text) is not str:
+                return None
+            texts.append((role, part.text))
+    return texts
+
+
 def materialize_item(source: ItemSource) -> ResponseItem:
     """The typed item of ``source`` (a source the fold proved valid never raises)."""
     kind = type(source)
@@ -142,6 +180,12 @@ class History(LazyHistory):
         item = items[index] if items is not None else None
         return item.to_json() if item is not None else item_json(self._sources[index])
 
+    def line_at(self, index: int) -> bytes | None:
+        """The rollout line item ``index`` was read from (also once read: its model's JSON
+        equals the line's payload)."""
+        source = self._sources[index]
+        return source if type(source) is bytes else None
+
     def kind_at(self, index: int) -> tuple[Any, Any]:
         """``(type, call_id)`` of item ``index``; a raw line is decoded into just those two
         fields (msgspec skips the rest: a third of the cost of parsing the whole line)."""
@@ -172,6 +216,16 @@ class History(LazyHistory):
                     continue
             append(fallback(index))
         return kinds
+
+    def input_texts(self, indexes: Sequence[int]) -> list[tuple[str, str]]:
+        """``LazyHistory.input_texts``, read from the lines (no model built for them)."""
+        texts: list[tuple[str, str]] = []
+        sources = self._sources
+        for index in indexes:
+            source = sources[index]
+            found = _line_texts(source) if type(source) is bytes else None
+            texts.extend(found if found is not None else super().input_texts((index,)))
+        return texts
 
     def to_json(self) -> list[dict[str, Any]]:
         """The items' JSON objects, without validating the ones not read yet."""

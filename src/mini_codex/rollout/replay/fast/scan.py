@@ -11,9 +11,10 @@ reading (``rollout/reader.py``).
 Why a separate loop: a whole-file replay of a 1M-line rollout runs it a million times, and in
 CPython every function call and allocation per line shows. Each line first goes to the typed
 decoder its kind hint picks (``typed_lines.py``: msgspec parses it and checks the item or event
-exactly in C); a line no decoder takes is parsed with ``orjson`` and checked here, inline for the
-common well-formed kinds (valid non-message response items, ``token_count`` events, world-state
-lines, turn contexts, the events replay uses), through ``classify`` for the rest. Both paths feed
+exactly in C; none in a file Codex wrote, whose lines carry no hint: ``decoders_for``); a line
+no decoder takes is parsed with ``orjson`` and checked here, inline for the common well-formed
+kinds (valid non-message response items, ``token_count`` events, world-state lines, turn
+contexts, the events replay uses), through ``classify`` for the rest. Both paths feed
 the fold the same way; valid items keep the line text itself as their source.
 
 Blank lines are not lines; whitespace around a line is ignored (``orjson`` skips JSON whitespace;
@@ -22,6 +23,7 @@ a line with other whitespace, such as a form feed, is stripped and parsed again)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -29,6 +31,7 @@ import orjson
 
 from mini_codex.rollout.replay.classify import (
     EVENTS,
+    LINE_KINDS,
     TURN_CONTEXT_EXACT,
     classify_parsed_line,
     content_facts,
@@ -44,7 +47,7 @@ from mini_codex.rollout.replay.fast.typed_lines import (
     ITEM_HINT,
     TURN_CONTEXT_HINT,
     WORLD_STATE_HINT,
-    typed_decoders,
+    decoders_for,
 )
 from mini_codex.rollout.replay.fold import Fold
 from mini_codex.rollout.replay.lines import ReadStats
@@ -122,8 +125,13 @@ def scan_lines(
     feed, add_item, closer_run = fold.feed, fold.add_item, fold.closer_run
     add_world_state, resolved = fold.add_world_state, fold.resolved
     turn_context_exact = TURN_CONTEXT_EXACT
+    loads, decode_error, line_kinds = orjson.loads, orjson.JSONDecodeError, LINE_KINDS
     early_exit = fold.early_exit
-    decoders = typed_decoders()
+    newest = next(blocks, None)
+    if newest is None:
+        return None
+    blocks = itertools.chain((newest,), blocks)
+    decoders = decoders_for(newest)
     decode_item, decode_event = decoders.decode_item, decoders.decode_event
     decode_world_state, decode_turn_context = (
         decoders.decode_world_state,
@@ -207,13 +215,16 @@ def scan_lines(
                             return _unread(rest, stats)
                         continue
                 if not route:
-                    parsed = _parse(raw, stats)
-                    if parsed is None:  # a blank line: not a line of the file
-                        lines -= 1
-                        continue
-                    if parsed is _BAD:
-                        continue
-                    obj, raw = parsed
+                    try:
+                        obj = loads(raw)
+                    except decode_error:
+                        parsed = _parse_stripped(raw, stats)
+                        if parsed is None:  # a blank line: not a line of the file
+                            lines -= 1
+                            continue
+                        if parsed is _BAD:
+                            continue
+                        obj, raw = parsed
                     try:
                         kind = obj["type"]
                         payload = obj["payload"]
@@ -242,6 +253,9 @@ def scan_lines(
                                 if early_exit and resolved():
                                     return _unread(rest, stats)
                                 continue
+                        elif type(kind) is str and kind not in line_kinds:
+                            stats.unknown_items += 1  # what classify does with it
+                            continue
                         elif type(payload) is not dict:
                             pass
                         elif kind == "world_state":
@@ -286,28 +300,24 @@ def scan_lines(
 
 
 _BAD: Any = object()
-"""``_parse``: the line is not JSON (counted as a bad line)."""
+"""``_parse_stripped``: the line is not JSON (counted as a bad line)."""
 
 
-def _parse(raw: bytes, stats: ReadStats) -> tuple[Any, bytes] | None:
-    """Phase 2 (a line the typed decoders refused): the parsed line and its bytes (stripped
-    when only the stripped line parses); None for a blank line, ``_BAD`` for a bad one."""
+def _parse_stripped(raw: bytes, stats: ReadStats) -> tuple[Any, bytes] | None:
+    """Phase 2, for a line ``orjson`` refused as it is: the parsed stripped line and its bytes
+    when that parses; None for a blank line, ``_BAD`` (counted) for a bad one."""
+    line = raw.strip()
+    if not line:
+        return None
+    if line is raw:
+        stats.bad_lines += 1
+        return _BAD  # type: ignore[no-any-return]
     try:
-        obj: Any = orjson.loads(raw)
+        obj: Any = orjson.loads(line)
     except orjson.JSONDecodeError:
-        line = raw.strip()
-        if not line:
-            return None
-        if line is raw:
-            stats.bad_lines += 1
-            return _BAD  # type: ignore[no-any-return]
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            stats.bad_lines += 1
-            return _BAD  # type: ignore[no-any-return]
-        return obj, line
-    return obj, raw
+        stats.bad_lines += 1
+        return _BAD  # type: ignore[no-any-return]
+    return obj, line
 
 
 _BAD_ITEM = -1

@@ -35,7 +35,7 @@ refused by both parsers alike (the tests check each).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
@@ -52,11 +52,14 @@ __all__ = [
     "HINT_SLICE",
     "ITEM_HINT",
     "JSON_DEPTH",
+    "ORDINAL_HINTS",
     "TURN_CONTEXT_HINT",
+    "TYPED_HINTS",
     "WORLD_STATE_HINT",
     "ExactJsonValue",
     "JsonValue",
     "TypedDecoders",
+    "decoders_for",
     "typed_decoders",
 ]
 
@@ -285,3 +288,37 @@ def _line_decoder(kind: str, payload: Any) -> Any:
 def typed_decoders() -> TypedDecoders:
     """The decoders (built on first use: no work at import)."""
     return TypedDecoders(EVENT_MODELS)
+
+
+TYPED_HINTS = frozenset({ITEM_HINT, EVENT_HINT, WORLD_STATE_HINT, TURN_CONTEXT_HINT})
+"""The hints that pick a decoder (the lines of those kinds mini-codex writes have them)."""
+ORDINAL_HINTS = frozenset(b'":%d' % digit for digit in range(10))
+"""What a line Codex writes holds at :data:`HINT_SLICE`: ``"ordinal":N`` comes before its
+``type`` (``{"timestamp":"<24 characters>","ordinal":N,"type":…``)."""
+
+
+def _refuse(raw: bytes) -> Any:
+    raise msgspec.DecodeError("no typed decoding for this file")
+
+
+class _Refusing:
+    """Decoders that take no line (every line takes the ``orjson`` path, which decides the
+    same), for a file whose lines have no typed hints."""
+
+    def __init__(self) -> None:
+        self.items: dict[type[msgspec.Struct], str] = {}
+        self.message: type[msgspec.Struct] | None = None
+        self.events: dict[type[msgspec.Struct], str] = {}
+        self.decode_item = self.decode_event = self.decode_world_state = _refuse
+        self.decode_turn_context: Callable[[bytes], Any] | None = _refuse
+
+
+def decoders_for(newest: Sequence[bytes]) -> TypedDecoders | _Refusing:
+    """The decoders for a file whose newest block of lines is ``newest``: decoders that refuse
+    every line when those lines are Codex's (an ordinal hint, no typed hint: building the typed
+    decoders would cost more than the few lines of such a file they could take), else the
+    typed ones. Either way the replay is the same (see the module docstring's contract)."""
+    hints = {raw[HINT_SLICE] for raw in newest}
+    if hints & ORDINAL_HINTS and not hints & TYPED_HINTS:
+        return _Refusing()
+    return typed_decoders()
