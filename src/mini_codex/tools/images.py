@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import base64
 import struct
+from dataclasses import dataclass
 from pathlib import Path
-
-import msgspec
 
 from mini_codex.errors import MiniCodexError
 
@@ -45,8 +44,12 @@ def image_mime_type(head: bytes) -> str | None:
     return None
 
 
-class ImageFile(msgspec.Struct, frozen=True):
-    """An image read for attaching: its ``input_image`` data URL and its size (for display)."""
+@dataclass(frozen=True)
+class ImageFile:
+    """An image read for attaching: its ``input_image`` data URL and its size (for display).
+
+    A dataclass, not a msgspec struct: the UI imports it before its first frame, where msgspec
+    is not loaded yet (``tests/tui/test_ui_startup_imports.py``)."""
 
     path: Path
     data_url: str
