@@ -5,12 +5,13 @@ the parent's page links its children, a child's page names its parent and shows 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from inspector_server import Server, serve
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, Route, expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "host" / "agents"))
@@ -63,3 +64,36 @@ def test_children_are_a_tree_under_their_parent(
         f"sub-agent {nickname}, spawned by {parent}"
     )
     expect(page.locator(".step")).to_have_count(1)  # the child's own step
+
+
+def test_a_late_reply_for_the_page_left_is_not_drawn(
+    page: Page, family: tuple[Server, str, dict[str, str]]
+) -> None:
+    """The parent's page is still loading when the person opens a child's: the parent's reply,
+    arriving last, is dropped (it was drawn over the child's page: two steps under the child's
+    header; seen once in CI as a live update of the parent racing the click)."""
+    server, parent, children = family
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:
+        held.append(route)  # the parent's reply waits until the test lets it go
+
+    page.route(f"**/api/sessions/{parent}", hold)
+    page.goto(f"{server.url}#/s/{parent}")
+    deadline = time.monotonic() + 15
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    child, nickname = next(iter(children.items()))
+    page.evaluate(f"location.hash = '#/s/{child}'")
+    expect(page.locator("#family .parent")).to_have_text(
+        f"sub-agent {nickname}, spawned by {parent}"
+    )
+    expect(page.locator(".step")).to_have_count(1)
+    with page.expect_response(lambda response: response.url.endswith(f"/api/sessions/{parent}")):
+        held[0].continue_()
+    page.wait_for_timeout(300)  # the reply's handler has run
+    expect(page.locator(".step")).to_have_count(1)
+    expect(page.locator("#family .parent")).to_have_text(
+        f"sub-agent {nickname}, spawned by {parent}"
+    )

@@ -191,13 +191,21 @@ async function showSession(id, stepId) {
 }
 
 async function loadSession() {
-  const query = state.before !== null ? `?before=${encodeURIComponent(state.before)}` : "";
+  const id = state.sessionId;
+  const before = state.before;
+  const query = before !== null ? `?before=${encodeURIComponent(before)}` : "";
+  let session;
   try {
-    state.session = await api(`/api/sessions/${encodeURIComponent(state.sessionId)}${query}`);
+    session = await api(`/api/sessions/${encodeURIComponent(id)}${query}`);
   } catch (error) {
-    put($("#main"), h("p", { class: "warn" }, str(error.message)));
+    if (state.sessionId === id) put($("#main"), h("p", { class: "warn" }, str(error.message)));
     return;
   }
+  // A reply for a page no longer shown (the person opened another session, or another window
+  // of this one, while it loaded: a live update of the previous page, say) is dropped, not drawn
+  // over the page shown now.
+  if (state.sessionId !== id || state.before !== before) return;
+  state.session = session;
   renderTimeline();
   renderChart();
   renderFamily();
