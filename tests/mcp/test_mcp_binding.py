@@ -50,22 +50,30 @@ async def test_step_context_keeps_its_mcp_runtime_for_tools() -> None:
 
 
 async def test_optional_server_is_omitted_after_the_shared_grace_once_not_per_step() -> None:
-    factory = MixedFactory(
-        {"never": delayed_server("never", float("inf")), "ok": make_server("ok")}
-    )
-    configs = {"never": inprocess_config(), "ok": inprocess_config()}
-    async with McpRuntime.open(configs, factory=factory, grace_s=0.3) as runtime:
-        started = time.monotonic()
-        first = await runtime.binding_for_step()
-        first_s = time.monotonic() - started
-        started = time.monotonic()
-        second = await runtime.binding_for_step()
-        second_s = time.monotonic() - started
-    assert 0.25 <= first_s < 0.3 + 0.15
-    assert second_s < 0.05
-    assert names(first) == names(second) == ["mcp__ok__add", "mcp__ok__echo"]
-    assert first.pending == second.pending == {"mcp__never": STILL_STARTING}
-    assert (first.notices, second.notices) == ((STILL_STARTING,), ())
+    # Every attempt must wait the grace (not less) and give the same bindings; the upper bounds
+    # must hold in one of three attempts (a loaded machine stretched one first call to 0.59 s).
+    timings = []
+    for _ in range(3):
+        factory = MixedFactory(
+            {"never": delayed_server("never", float("inf")), "ok": make_server("ok")}
+        )
+        configs = {"never": inprocess_config(), "ok": inprocess_config()}
+        async with McpRuntime.open(configs, factory=factory, grace_s=0.3) as runtime:
+            started = time.monotonic()
+            first = await runtime.binding_for_step()
+            first_s = time.monotonic() - started
+            started = time.monotonic()
+            second = await runtime.binding_for_step()
+            second_s = time.monotonic() - started
+        assert first_s >= 0.25
+        assert names(first) == names(second) == ["mcp__ok__add", "mcp__ok__echo"]
+        assert first.pending == second.pending == {"mcp__never": STILL_STARTING}
+        assert (first.notices, second.notices) == ((STILL_STARTING,), ())
+        timings.append((first_s, second_s))
+        if first_s < 0.3 + 0.15 and second_s < 0.05:
+            break
+    else:
+        raise AssertionError(f"the grace was paid late or twice in every attempt: {timings}")
 
 
 async def test_a_server_mentioned_as_mcp_url_is_waited_for() -> None:

@@ -102,9 +102,22 @@ class RoutedModel:
 
 
 def spawn_two(home: Path, work: Path) -> tuple[str, dict[str, str]]:
+    """A parent that spawns two children and waits for each before it answers: every child has
+    finished its one step when the session closes (a parent that answered at once closed its
+    children at whatever point they had reached: zero, one or two recorded steps)."""
+    ids: list[str] = []
+
     def script(agent: str, step: int, prompt: Prompt) -> list[ResponseItem]:
-        if agent == "PARENT" and step == 0:
+        if agent != "PARENT":
+            return [answer(f"{agent} done")]
+        if step == 0:
             return [call(f"s{n}", "spawn_agent", {"message": f"CHILD-{n}"}) for n in (1, 2)]
+        if not ids:
+            found = outputs(prompt)
+            ids.extend(json.loads(found[f"s{n}"])["agent_id"] for n in (1, 2))
+        if step <= len(ids):
+            target = ids[step - 1]
+            return [call(f"w{step}", "wait_agent", {"targets": [target], "timeout_ms": 30000})]
         return [answer(f"{agent} done")]
 
     async def run() -> tuple[str, dict[str, str]]:
