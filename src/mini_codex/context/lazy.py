@@ -29,7 +29,8 @@ from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import Any, overload
 
-from mini_codex.protocol.items import InputText, Message, ResponseItem
+from mini_codex.protocol.items import ResponseItem
+from mini_codex.world_state.state import input_texts
 
 __all__ = ["LazyHistory", "PatchedHistory", "PromptHistory", "PromptItems"]
 
@@ -70,15 +71,7 @@ class LazyHistory(Sequence[ResponseItem]):
         """The (role, text) of every ``input_text`` part of the messages among the items at
         ``indexes``, in order (what the world-state diff reads; implementations may read them
         without building the messages)."""
-        texts: list[tuple[str, str]] = []
-        for index in indexes:
-            item = self[index]
-            if isinstance(item, Message):
-                role = item.role
-                texts.extend(
-                    (role, part.text) for part in item.content if isinstance(part, InputText)
-                )
-        return texts
+        return input_texts(self[index] for index in indexes)
 
 
 class PatchedHistory(LazyHistory):

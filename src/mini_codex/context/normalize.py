@@ -104,16 +104,23 @@ def normalize_history(items: Sequence[ResponseItem]) -> list[ResponseItem]:
             outputs.add(key)
     if calls == outputs:
         return list(items)
+    return _patched(items, calls, outputs)
+
+
+def _patched(
+    items: Sequence[ResponseItem],
+    calls: AbstractSet[tuple[str, str]],
+    outputs: AbstractSet[tuple[str, str]],
+) -> list[ResponseItem]:
+    """``items`` with an ``aborted`` output after each call not in ``outputs`` and without the
+    outputs not in ``calls`` (the keys of the whole history they belong to)."""
     normalized: list[ResponseItem] = []
     for item in items:
         if (key := _call_key(item)) is not None:
             normalized.append(item)
             if key not in outputs:
                 normalized.append(_aborted_output(*key))
-        elif (key := _output_key(item)) is not None:
-            if key in calls:
-                normalized.append(item)
-        else:
+        elif (key := _output_key(item)) is None or key in calls:
             normalized.append(item)
     return normalized
 
@@ -148,16 +155,7 @@ def normalize_lazy(
 def normalize_lazy_tail(tail: Sequence[ResponseItem], index: PairingIndex) -> list[ResponseItem]:
     """The tail part of :func:`normalize_lazy` (its prefix part depends only on which keys
     are unmatched: a caller may keep that view while they stay the same)."""
-    calls, outputs = index.calls, index.outputs
-    normalized: list[ResponseItem] = []
-    for item in tail:
-        if (key := _call_key(item)) is not None:
-            normalized.append(item)
-            if key not in outputs:
-                normalized.append(_aborted_output(*key))
-        elif (key := _output_key(item)) is None or key in calls:
-            normalized.append(item)
-    return normalized
+    return _patched(tail, index.calls, index.outputs)
 
 
 def _json_call_key(kind: Any, call_id: Any) -> tuple[str, str] | None:
