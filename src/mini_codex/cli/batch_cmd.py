@@ -31,9 +31,10 @@ from mini_codex.batch.progress import BarReporter, JsonReporter, Reporter
 from mini_codex.batch.runner import BatchReport, run_batch
 from mini_codex.batch.store import RESULTS, ResultStore
 from mini_codex.batch.tasks import Task
+from mini_codex.cli.boundary import exit_with
 from mini_codex.cli.env import host_environment
 from mini_codex.cli.remote import storage_options_for
-from mini_codex.cli.run import ConfigOpt, ModelOpt, SandboxOpt, exit_with
+from mini_codex.cli.run import ConfigOpt, ModelOpt, SandboxOpt
 from mini_codex.config import Config
 from mini_codex.errors import ConfigError, MiniCodexError
 from mini_codex.host import choose_model, load_host_config, sandbox_policy

@@ -21,10 +21,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
+from mini_codex.cli.boundary import exit_with
 from mini_codex.cli.signals import settle_heap
 from mini_codex.errors import MiniCodexError
 from mini_codex.tools.images import load_image
@@ -168,14 +169,7 @@ def run_interactive(
     return code
 
 
-def launch(options: UiOptions, prompt: str | None) -> None:
-    """``mini-codex [PROMPT]``: the UI behind the CLI's error boundary (a library error is one
-    ``error:`` line and exit code 2, as ``cli.run.exit_with``, without importing ``exec``)."""
-    import typer
-
-    try:
-        code = run_interactive(options, prompt=prompt)
-    except MiniCodexError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    raise typer.Exit(code)
+def launch(options: UiOptions, prompt: str | None) -> NoReturn:
+    """``mini-codex [PROMPT]``: the UI behind the CLI's error boundary (``boundary.exit_with``,
+    which imports neither typer nor ``exec``)."""
+    exit_with(lambda: run_interactive(options, prompt=prompt))

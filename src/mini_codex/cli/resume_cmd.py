@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, get_args, get_type_hints
 
 import typer
 
+from mini_codex.cli.boundary import exit_with
 from mini_codex.cli.codex_flags import AddDirOpt, CyberAccessOpt, ThreadSourceOpt, flag_notices
 from mini_codex.cli.env import stdin_is_terminal
 from mini_codex.cli.exec_extras import (
@@ -44,7 +45,6 @@ from mini_codex.cli.run import (
     ModelOpt,
     SandboxOpt,
     TraceOpt,
-    exit_with,
     find_rollout,
     latest_rollout,
     run_session,

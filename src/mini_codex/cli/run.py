@@ -15,6 +15,7 @@ import orjson
 import typer
 
 from mini_codex.cli.approval_prompt import terminal_callback
+from mini_codex.cli.boundary import exit_with
 from mini_codex.cli.codex_flags import (
     AddDirOpt,
     CyberAccessOpt,
@@ -371,13 +372,3 @@ def find_rollout(target: str) -> Path:
 
 def _notify_err(line: str) -> None:
     typer.echo(line, err=True)
-
-
-def exit_with(run: Callable[[], int]) -> None:
-    """The CLI's error boundary: library errors become one clear line and exit code 2."""
-    try:
-        code = run()
-    except MiniCodexError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    raise typer.Exit(code)

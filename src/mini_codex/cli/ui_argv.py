@@ -94,12 +94,6 @@ def run_plain_ui(argv: Sequence[str]) -> None:
 
 
 def _run(fields: dict[str, object], prompt: str | None) -> NoReturn:
-    from mini_codex.cli.interactive import UiOptions, run_interactive
-    from mini_codex.errors import MiniCodexError
+    from mini_codex.cli.interactive import UiOptions, launch
 
-    try:
-        code = run_interactive(UiOptions(**fields), prompt=prompt)  # type: ignore[arg-type]
-    except MiniCodexError as exc:  # the CLI's error boundary (``cli.run.exit_with``)
-        sys.stderr.write(f"error: {exc}\n")
-        sys.exit(2)
-    sys.exit(code)
+    launch(UiOptions(**fields), prompt)  # type: ignore[arg-type]
