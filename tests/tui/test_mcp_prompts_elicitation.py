@@ -166,6 +166,9 @@ async def test_elicitation_overlay_validates_accepts_and_declines(make_harness) 
             ),
         )
         third = app.screen
+        # As the first: the form is pushed before its fields are composed (an Esc before then
+        # was lost, and the turn waited for an answer).
+        await wait_for(pilot, lambda: bool(third.query("#field-0")) and third.focused is not None)
         await pilot.press("escape")
         # The turn ends after three MCP round trips: as long as the first form (loaded machine).
         await wait_for(pilot, lambda: "ok" in app.transcript_lines() and idle(app), limit_s=60)
